@@ -1,0 +1,1 @@
+"""The command-line shell: parse, build a Context, run gates, render, exit."""

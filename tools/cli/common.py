@@ -1,0 +1,204 @@
+"""What every command shares: global options accepted before and after the subcommand,
+the ``error:`` / exit-2 edge, and running gates into one rendered report."""
+
+from __future__ import annotations
+
+import enum
+import functools
+import inspect
+import os
+import sys
+import traceback
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+from typer.core import TyperGroup
+
+from tools.context import Context, Options
+from tools.errors import UsageError
+from tools.report import FORMATS, Report, render
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+EXIT_PASS, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+
+RepoOpt = Annotated[
+    Path | None,
+    typer.Option("--repo", help="Repository to judge (default: the one containing the cwd)."),
+]
+ConfigOpt = Annotated[
+    Path | None, typer.Option("--config", help="Config file (default: .agents/protocol.yaml).")
+]
+Fmt = enum.Enum("Fmt", {f: f for f in FORMATS}, type=str)  # type: ignore[misc]
+FormatOpt = Annotated[
+    Fmt | None, typer.Option("--format", case_sensitive=False, help="Output format.")
+]
+
+
+def _fmt(value: Any) -> str:
+    return str(value.value) if isinstance(value, enum.Enum) else str(value or "text")
+
+
+def emit(text: str, *, err: bool = False) -> None:
+    """Write text; bytes that are not UTF-8 (kept as surrogates) print escaped, never crash."""
+    safe = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    typer.echo(safe, nl=False, err=err)
+
+
+def fail_usage(message: str) -> typer.Exit:
+    emit(f"error: {' '.join(message.splitlines())}\n", err=True)
+    return typer.Exit(EXIT_USAGE)
+
+
+class ToolsGroup(TyperGroup):
+    """Turns usage errors and stray exceptions into one ``error:`` line and exit 2."""
+
+    def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
+        if not standalone_mode:
+            return super().main(*args, standalone_mode=False, **kwargs)
+        try:
+            rv = super().main(*args, standalone_mode=False, **kwargs)
+        except typer.Exit as exc:
+            sys.exit(exc.exit_code)
+        except typer.Abort:
+            emit("error: aborted\n", err=True)
+            sys.exit(130)
+        except UsageError as exc:
+            emit(f"error: {exc.render()}\n", err=True)
+            sys.exit(EXIT_USAGE)
+        except typer.TyperException as exc:  # the parser's usage errors
+            ctx = getattr(exc, "ctx", None)
+            if type(exc).__name__ == "NoArgsIsHelpError" and ctx is not None:
+                emit(ctx.get_help() + "\n")
+                sys.exit(EXIT_USAGE)
+            hint = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
+            emit(f"error: {' '.join(exc.format_message().splitlines())}{hint}\n", err=True)
+            sys.exit(EXIT_USAGE)
+        except Exception as exc:  # a bug of ours: still one line, the trace only on request
+            if os.environ.get("TOOLS_DEBUG"):
+                traceback.print_exc()
+            emit(
+                f"error: internal error: {type(exc).__name__}: {exc} "
+                "(set TOOLS_DEBUG=1 for the traceback)\n",
+                err=True,
+            )
+            sys.exit(EXIT_USAGE)
+        sys.exit(rv if isinstance(rv, int) else 0)
+
+
+def new_app(help: str) -> typer.Typer:
+    return typer.Typer(
+        cls=ToolsGroup,
+        help=help,
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+        rich_markup_mode=None,
+    )
+
+
+def _param(name: str, annotation: Any, default: Any = None) -> inspect.Parameter:
+    return inspect.Parameter(
+        name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation, default=default
+    )
+
+
+_RANGE_PARAMS = {
+    "base": Annotated[
+        str | None, typer.Option("--base", help="Base ref (default: config `base`).")
+    ],
+    "head": Annotated[str | None, typer.Option("--head", help="Head ref (default: HEAD).")],
+    "require_commits": Annotated[
+        bool, typer.Option("--require-commits", help="An empty range fails instead of passing.")
+    ],
+}
+_COMMIT_PARAM = Annotated[str | None, typer.Option("--commit", help="Judge this one commit.")]
+_STAGED_PARAM = Annotated[
+    bool,
+    typer.Option("--staged", help="Judge the index against HEAD (the commit about to be made)."),
+]
+_FAIL_ON_SKIP = Annotated[bool, typer.Option("--fail-on-skip", help="A skip exits 1 instead of 0.")]
+
+
+def command(
+    *,
+    check: bool = False,
+    staged: bool = False,
+    range_: bool = False,
+    commit: bool = False,
+) -> Callable[[F], F]:
+    """Decorate a command body ``fn(opts: Options, **own_params)``.
+
+    Injects the global options (``--repo``, ``--config``, ``--format``) and, as asked,
+    ``--fail-on-skip``, ``--staged``, ``--base/--head/--require-commits`` and ``--commit``;
+    merges them with the values given before the subcommand; maps UsageError to exit 2.
+    """
+
+    def deco(fn: F) -> F:
+        sig = inspect.signature(fn)
+        own = [p for p in sig.parameters.values() if p.name != "opts"]
+        extra = [
+            _param("repo", RepoOpt),
+            _param("config", ConfigOpt),
+            _param("fmt", FormatOpt),
+        ]
+        if check:
+            extra.append(_param("fail_on_skip", _FAIL_ON_SKIP, False))
+        if range_:
+            extra += [
+                _param("base", _RANGE_PARAMS["base"]),
+                _param("head", _RANGE_PARAMS["head"]),
+                _param("require_commits", _RANGE_PARAMS["require_commits"], False),
+            ]
+        if commit:
+            extra.append(_param("commit", _COMMIT_PARAM))
+        if staged:
+            extra.append(_param("staged", _STAGED_PARAM, False))
+        injected = {p.name for p in extra}
+
+        extra.append(_param("_ctx", typer.Context))
+
+        @functools.wraps(fn)
+        def wrapper(**kwargs: Any) -> Any:
+            ctx = kwargs.pop("_ctx")
+            given = {k: kwargs.pop(k) for k in list(kwargs) if k in injected}
+            root = ctx.find_root()
+            glob = root.obj if isinstance(root.obj, dict) else {}
+            opts = Options(
+                repo=given.get("repo") or glob.get("repo"),
+                config=given.get("config") or glob.get("config"),
+                fmt=_fmt(given.get("fmt") or glob.get("fmt")),
+                fail_on_skip=bool(given.get("fail_on_skip")),
+                base=given.get("base"),
+                head=given.get("head"),
+                commit=given.get("commit"),
+                staged=bool(given.get("staged")),
+                require_commits=bool(given.get("require_commits")),
+            )
+            try:
+                return fn(opts, **kwargs)
+            except UsageError as exc:
+                raise fail_usage(exc.render()) from None
+
+        wrapper.__signature__ = sig.replace(parameters=own + extra)  # type: ignore[attr-defined]
+        del wrapper.__wrapped__  # typer must read the new signature, not fn's
+        return wrapper  # type: ignore[return-value]
+
+    return deco
+
+
+def finish(report: Report, opts: Options, *, summary: bool = True) -> None:
+    """Render ``report`` on stdout and exit with the contract's code."""
+    emit(render(report, opts.fmt, summary=summary))
+    raise typer.Exit(report.exit_code(fail_on_skip=opts.fail_on_skip))
+
+
+def run_gates(opts: Options, names: Sequence[str], *, summary: bool = False) -> None:
+    """Build one context, run the named gates on it, render and exit."""
+    from tools import gates
+
+    ctx = Context(opts)
+    report = Report([gates.run(name, ctx) for name in names])
+    finish(report, opts, summary=summary)

@@ -1,0 +1,206 @@
+"""``tools config validate|schema|show``, ``tools init`` and ``tools hooks install``."""
+
+from __future__ import annotations
+
+import json
+import os
+from importlib import resources
+from pathlib import Path
+from typing import Annotated
+
+import typer
+import yaml
+
+from tools import config as config_mod
+from tools.cli.common import command, emit, new_app
+from tools.context import Options
+from tools.errors import UsageError
+from tools.git import Git
+
+INDEX_DRIVER = "agent-index"
+HOOKS = ("pre-commit", "commit-msg")
+
+
+def _data(*parts: str) -> str:
+    return resources.files("tools").joinpath("data", *parts).read_text(encoding="utf-8")
+
+
+def _write_if_absent(path: Path, text: str, *, force: bool, mode: int | None = None) -> str:
+    """Write ``text`` unless a different file is there (then only with force). Returns a verb."""
+    if path.exists():
+        if path.read_bytes() == text.encode():
+            return "unchanged"
+        if not force:
+            return "kept (differs; --force to overwrite)"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tools-tmp")
+    tmp.write_text(text, encoding="utf-8")
+    if mode is not None:
+        tmp.chmod(mode)
+    os.replace(tmp, path)
+    return "wrote"
+
+
+def install_hooks(git: Git, *, force: bool) -> list[tuple[str, str]]:
+    hooks_dir = Path(git.out("rev-parse", "--git-path", "hooks").decode().strip())
+    if not hooks_dir.is_absolute():
+        hooks_dir = git.root / hooks_dir
+    done = []
+    for name in HOOKS:
+        verb = _write_if_absent(hooks_dir / name, _data("hooks", name), force=force, mode=0o755)
+        done.append((str(hooks_dir / name), verb))
+    return done
+
+
+def _gitattributes_lines(cfg: dict) -> list[str]:
+    return [
+        f"{cfg['index']['path']} merge={INDEX_DRIVER}",
+        f"{cfg['ledger']['path']} merge=union",
+    ]
+
+
+def _ensure_lines(path: Path, lines: list[str], *, force: bool) -> str:
+    """Append the missing attribute lines; a path given another merge attribute is kept
+    unless --force, which replaces that line."""
+    old = path.read_text(encoding="utf-8") if path.exists() else ""
+    current = old.split("\n")
+    changed = False
+    refused = False
+    for line in lines:
+        if line in current:
+            continue
+        target = line.split()[0]
+        clash = [i for i, c in enumerate(current) if c.split()[:1] == [target] and "merge=" in c]
+        if clash:
+            if not force:
+                refused = True
+                continue
+            for i in clash:
+                current[i] = line
+        else:
+            if current and current[-1] == "":
+                current[-1] = line
+                current.append("")
+            else:
+                current.append(line)
+        changed = True
+    if not changed:
+        return "kept (differs; --force to overwrite)" if refused else "unchanged"
+    text = "\n".join(current)
+    if not text.endswith("\n"):
+        text += "\n"
+    tmp = path.with_name(path.name + ".tools-tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+    return "updated"
+
+
+def _register_driver(git: Git, *, force: bool) -> str:
+    want = {
+        f"merge.{INDEX_DRIVER}.name": "tools: ordered union of the append-only issue index",
+        f"merge.{INDEX_DRIVER}.driver": "tools index merge-driver %O %A %B",
+    }
+    verbs = []
+    for key, value in want.items():
+        status, out = git.run("config", "--local", "--get", key, ok=(0, 1))
+        have = out.decode().strip() if status == 0 else None
+        if have == value:
+            verbs.append("unchanged")
+        elif have is not None and not force:
+            verbs.append("kept (differs; --force to overwrite)")
+        else:
+            git.run("config", "--local", key, value)
+            verbs.append("wrote")
+    return "wrote" if "wrote" in verbs else verbs[-1] if "kept" in verbs[-1] else verbs[0]
+
+
+def register(app: typer.Typer) -> None:
+    cfg_app = new_app("The configuration .agents/protocol.yaml.")
+
+    @cfg_app.command("validate")
+    @command()
+    def validate(
+        opts: Options,
+        file: Annotated[
+            Path | None, typer.Argument(help="Config file (default: the repo's).")
+        ] = None,
+    ) -> None:
+        """Validate a config file against the schema; exit 2 naming the key path if it is bad."""
+        if file is not None:
+            if not file.is_file():
+                raise UsageError("config file not found", where=str(file))
+            config_mod.load_file(file, display=str(file))
+            emit(f"ok: {file} is valid\n")
+            return
+        git = Git(opts.repo)
+        _, source = config_mod.load(git.root, opts.config)
+        emit(f"ok: {source} is valid\n" if source else "ok: no config file; defaults apply\n")
+
+    @cfg_app.command("schema")
+    def schema() -> None:
+        """Print the JSON Schema of the config."""
+        emit(json.dumps(config_mod.schema(), indent=2) + "\n")
+
+    @cfg_app.command("show")
+    @command()
+    def show(opts: Options) -> None:
+        """Print the effective config, defaults filled in."""
+        git = Git(opts.repo)
+        cfg, source = config_mod.load(git.root, opts.config)
+        if opts.fmt == "json":
+            emit(json.dumps(cfg, indent=2) + "\n")
+            return
+        emit(f"# effective config ({source or 'defaults only'})\n")
+        emit(yaml.safe_dump(cfg, sort_keys=False, allow_unicode=True))
+
+    app.add_typer(cfg_app, name="config")
+
+    @app.command("init")
+    @command()
+    def init(
+        opts: Options,
+        force: Annotated[bool, typer.Option("--force", help="Overwrite what differs.")] = False,
+    ) -> None:
+        """Write a starter config, .gitattributes lines, the merge driver and hook stubs.
+
+        Idempotent; anything that exists and differs is kept unless --force (then exit 1).
+        """
+        git = Git(opts.repo)
+        cfg_path = git.root / config_mod.DEFAULT_PATH
+        steps = [
+            (
+                str(cfg_path.relative_to(git.root)),
+                _write_if_absent(cfg_path, _data("protocol.starter.yaml"), force=force),
+            )
+        ]
+        cfg, _ = config_mod.load(git.root, opts.config)
+        steps.append(
+            (
+                ".gitattributes",
+                _ensure_lines(git.root / ".gitattributes", _gitattributes_lines(cfg), force=force),
+            )
+        )
+        steps.append((f"git config merge.{INDEX_DRIVER}.*", _register_driver(git, force=force)))
+        steps += [(os.path.relpath(p, git.root), v) for p, v in install_hooks(git, force=force)]
+        for what, verb in steps:
+            emit(f"{verb:>9}  {what}\n" if len(verb) < 10 else f"{verb}  {what}\n")
+        if any(v.startswith("kept") for _, v in steps):
+            raise typer.Exit(1)
+
+    hooks_app = new_app("Plain git hooks.")
+
+    @hooks_app.command("install")
+    @command()
+    def hooks_install(
+        opts: Options,
+        force: Annotated[bool, typer.Option("--force", help="Overwrite existing hooks.")] = False,
+    ) -> None:
+        """Install the pre-commit (preflight --staged) and commit-msg hooks."""
+        git = Git(opts.repo)
+        done = install_hooks(git, force=force)
+        for path, verb in done:
+            emit(f"{verb}  {os.path.relpath(path, git.root)}\n")
+        if any(v.startswith("kept") for _, v in done):
+            raise typer.Exit(1)
+
+    app.add_typer(hooks_app, name="hooks")

@@ -1,0 +1,140 @@
+"""The per-invocation context: one repository, one config, one range read, shared by gates.
+
+Gates ask the context for facts (the range's commits, the base point, blobs, the staged
+change); the context reads git once and caches, so preflight shares one read across gates.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from tools import config as config_mod
+from tools.errors import UsageError
+from tools.git import Change, Commit, Git
+from tools.report import GateResult
+
+
+@dataclass
+class Options:
+    """What the user asked for on the command line (already merged: global + local)."""
+
+    repo: Path | None = None
+    config: Path | None = None
+    fmt: str = "text"
+    fail_on_skip: bool = False
+    base: str | None = None
+    head: str | None = None
+    commit: str | None = None
+    staged: bool = False
+    message_file: str | None = None
+    require_commits: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class RangeSelection:
+    """Which commits a range gate judges, or why it cannot judge any."""
+
+    mode: str  # "range" | "commit" | "staged"
+    head: str | None = None
+    base_ref: str | None = None
+    base: str | None = None  # the base tip B
+    merge_base: str | None = None  # M
+    skip_reason: str | None = None
+    commits: list[Commit] = field(default_factory=list)  # oldest first
+
+
+class Context:
+    def __init__(self, opts: Options):
+        self.opts = opts
+        self.git = Git(opts.repo)
+        self.root: Path = self.git.root
+        self.config, self.config_source = config_mod.load(self.root, opts.config)
+        if opts.commit and (opts.staged or opts.base or opts.head):
+            raise UsageError("--commit cannot be combined with --staged, --base or --head")
+
+    # -- range --------------------------------------------------------------------------------
+    @cached_property
+    def range(self) -> RangeSelection:
+        """The commits judged, read in one ``git log`` pass, oldest first."""
+        opts, git = self.opts, self.git
+        if opts.commit:
+            sha = git.resolve(opts.commit)
+            if sha is None:
+                raise UsageError(f"--commit {opts.commit!r} does not resolve to a commit")
+            commits = git.log([sha], max_count=1)
+            return RangeSelection("commit", head=sha, commits=commits)
+        head_ref = opts.head or "HEAD"
+        head = git.resolve(head_ref)
+        sel = RangeSelection("staged" if opts.staged else "range", head=head)
+        if head is None:
+            if opts.head:
+                raise UsageError(f"--head {opts.head!r} does not resolve to a commit")
+            sel.skip_reason = "the repository has no commits yet (HEAD is unborn)"
+            return sel
+        base_ref = opts.base or self.config["base"]
+        sel.base_ref = base_ref
+        sel.base = git.resolve(base_ref)
+        if sel.base is None:
+            if opts.base:
+                raise UsageError(f"--base {opts.base!r} does not resolve to a commit")
+            sel.skip_reason = (
+                f"base {base_ref!r} (config `base`) does not resolve; fetch it or pass --base"
+            )
+            return sel
+        sel.merge_base = git.merge_base(sel.base, head)
+        if sel.merge_base is None:
+            if git.is_shallow():
+                sel.skip_reason = (
+                    f"shallow clone: the merge base of {base_ref} and {head_ref} is not in the "
+                    "fetched history; deepen the clone (git fetch --unshallow)"
+                )
+            else:
+                sel.skip_reason = f"{base_ref} and {head_ref} share no history (no merge base)"
+            return sel
+        if sel.merge_base != head:
+            sel.commits = git.log([f"{sel.merge_base}..{head}"])
+            sel.commits.reverse()
+        return sel
+
+    def range_commits(self, result: GateResult) -> list[Commit] | None:
+        """The range for a range gate; records skip/empty-range facts on ``result``.
+
+        Returns None when the gate must skip (the reason is set on ``result``).
+        """
+        sel = self.range
+        if sel.skip_reason is not None:
+            result.skip(sel.skip_reason)
+            return None
+        result.stats["commits"] = len(sel.commits)
+        if sel.mode == "range" and not sel.commits:
+            severity = "error" if self.opts.require_commits else "info"
+            result.add(
+                "range-empty",
+                severity,
+                f"no commits in {sel.base_ref}...{self.opts.head or 'HEAD'}: nothing of this "
+                "branch to judge" + (" (--require-commits)" if self.opts.require_commits else ""),
+            )
+        return sel.commits
+
+    # -- contents -----------------------------------------------------------------------------
+    def read_current(self, path: str) -> bytes | None:
+        """``path`` as the gate should judge it now: the staged blob or the working tree file."""
+        if self.opts.staged:
+            return self.git.staged_blob(path)
+        full = self.git.worktree_path(path)
+        if not full.exists() and not full.is_symlink():
+            return None
+        try:
+            return full.read_bytes()
+        except IsADirectoryError:
+            raise UsageError(f"{path}: is a directory, expected a file") from None
+        except OSError as exc:
+            raise UsageError(f"{path}: cannot read: {exc.strerror}") from None
+
+    @cached_property
+    def staged_changes(self) -> list[Change]:
+        return self.git.staged_changes()

@@ -1,0 +1,24 @@
+"""The one error type that means "the command could not judge" (exit 2)."""
+
+from __future__ import annotations
+
+
+class UsageError(Exception):
+    """Bad arguments, bad config, unreadable or malformed input, not a repository.
+
+    Raised anywhere inside; only the CLI edge turns it into one ``error:`` line and exit 2.
+    ``where`` names the file (and key path) at fault, ``expected`` what was expected there.
+    """
+
+    def __init__(self, message: str, *, where: str | None = None, expected: str | None = None):
+        self.message = message
+        self.where = where
+        self.expected = expected
+        super().__init__(self.render())
+
+    def render(self) -> str:
+        text = f"{self.where}: {self.message}" if self.where else self.message
+        if self.expected:
+            text += f" (expected {self.expected})"
+        # One line, always: a message quoting user input must not break the contract.
+        return " ".join(text.splitlines())

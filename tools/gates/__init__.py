@@ -1,0 +1,45 @@
+"""The gate registry: gate name -> module.
+
+A gate module defines ``NAME``, ``RULES`` (the rule ids it can fire, next to the code that
+fires them) and ``run(ctx) -> GateResult``. Modules are imported lazily so that a command
+pays only for the gates it runs.
+"""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+
+from tools.context import Context
+from tools.report import GateResult
+
+# Every gate of the product, in preflight order. A gate that has not landed yet maps to None:
+# preflight reports it as a skip with that reason, never as a pass.
+GATES: dict[str, str | None] = {
+    "conflicts": "tools.gates.conflicts",
+    "index": None,
+    "trailers": None,
+    "style": None,
+    "docs": None,
+    "ratchet": None,
+    "now": "tools.gates.now",
+    "spec": None,
+    "links": None,
+    "ledger": None,
+}
+
+
+def module(name: str) -> ModuleType | None:
+    target = GATES.get(name)
+    return importlib.import_module(target) if target else None
+
+
+def available() -> list[str]:
+    return [name for name, target in GATES.items() if target]
+
+
+def run(name: str, ctx: Context) -> GateResult:
+    mod = module(name)
+    if mod is None:
+        return GateResult(name).skip(f"the {name} gate is not built into tools yet")
+    return mod.run(ctx)

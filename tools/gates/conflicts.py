@@ -1,0 +1,97 @@
+"""conflicts: merge-conflict markers left in files (SPEC §4.6)."""
+
+from __future__ import annotations
+
+from tools.context import Context
+from tools.errors import UsageError
+from tools.report import GateResult, Rule
+
+NAME = "conflicts"
+RULES = [
+    Rule("conflict-marker", "error", "a conflict marker at column 0 of a text file"),
+]
+
+_OPEN, _CLOSE, _MID = b"<<<<<<< ", b">>>>>>> ", b"======="
+_BINARY_PROBE = 8192
+
+
+def is_binary(data: bytes) -> bool:
+    """git's heuristic: a NUL byte in the first 8 KiB."""
+    return b"\0" in data[:_BINARY_PROBE]
+
+
+def find_markers(data: bytes) -> list[tuple[int, str]]:
+    """(line number, marker description) of every conflict marker in ``data``.
+
+    ``=======`` counts only inside an open ``<<<<<<<`` hunk, so a setext heading underline
+    stays quiet.
+    """
+    if _OPEN not in data and _CLOSE not in data:
+        return []
+    found: list[tuple[int, str]] = []
+    open_hunk = False
+    for number, line in enumerate(data.split(b"\n"), start=1):
+        if line.startswith(_OPEN):
+            found.append((number, "<<<<<<<"))
+            open_hunk = True
+        elif line.startswith(_CLOSE):
+            found.append((number, ">>>>>>>"))
+            open_hunk = False
+        elif open_hunk and line.rstrip(b"\r") == _MID:
+            found.append((number, "======="))
+    return found
+
+
+def run(ctx: Context) -> GateResult:
+    result = GateResult(NAME)
+    git = ctx.git
+    if ctx.opts.staged:
+        modes = {e.path: e.mode for e in git.index_entries()}
+        paths = [c.path for c in ctx.staged_changes if c.status != "D"]
+        what = "staged blobs that differ from HEAD"
+    else:
+        entries = git.tracked_files()
+        modes = {e.path: e.mode for e in entries}
+        paths = [e.path for e in entries]
+        what = "tracked files"
+    examined = binary = links = 0
+    for path in paths:
+        mode = modes.get(path, "100644")
+        if mode == "120000":
+            links += 1
+            continue
+        if mode == "160000":
+            continue
+        if ctx.opts.staged:
+            data = git.staged_blob(path)
+            if data is None:
+                raise UsageError(f"{path}: staged blob cannot be read")
+        else:
+            full = git.worktree_path(path)
+            if full.is_symlink():
+                links += 1
+                continue
+            if not full.exists():
+                continue  # deleted in the working tree: nothing left to hold a marker
+            try:
+                data = full.read_bytes()
+            except OSError as exc:
+                raise UsageError(f"{path}: cannot read: {exc.strerror}") from None
+        if is_binary(data):
+            binary += 1
+            continue
+        examined += 1
+        for line, marker in find_markers(data):
+            result.add(
+                "conflict-marker",
+                "error",
+                f"conflict marker {marker} at column 0",
+                path=path,
+                line=line,
+            )
+    result.stats.update({"files": examined, "binary_skipped": binary, "symlinks_skipped": links})
+    if examined == 0 and not result.findings:
+        if not paths:
+            return result.skip(f"nothing to examine: no {what}")
+        return result.skip(f"nothing to examine: every one of the {what} is binary or a link")
+    return result
