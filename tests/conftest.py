@@ -1,0 +1,164 @@
+"""One fixture that builds real git repositories in temp dirs, and runs the real CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+import jsonschema
+import pytest
+from typer.testing import CliRunner
+
+from tools.cli.main import app
+
+# Deterministic identities and dates: tests must not depend on the machine's git config.
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "Test Author",
+    "GIT_AUTHOR_EMAIL": "author@example.com",
+    "GIT_COMMITTER_NAME": "Test Committer",
+    "GIT_COMMITTER_EMAIL": "committer@example.com",
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z",
+    "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z",
+}
+
+
+@pytest.fixture(autouse=True)
+def _git_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    for key, value in GIT_ENV.items():
+        monkeypatch.setenv(key, value)
+
+
+@dataclass
+class Run:
+    exit_code: int
+    stdout: str
+    stderr: str
+
+    def json(self) -> dict:
+        data = json.loads(self.stdout)
+        validate_report(data)
+        return data
+
+
+def validate_report(data: dict) -> None:
+    schema = json.loads(
+        resources.files("tools").joinpath("data", "report.schema.json").read_text()
+    )
+    jsonschema.validate(data, schema)
+
+
+class Repo:
+    """A real git repository under a temp dir."""
+
+    def __init__(self, path: Path, *, init: bool = True):
+        self.path = path
+        path.mkdir(parents=True, exist_ok=True)
+        if init:
+            self.git("init", "-q", "-b", "main")
+            self.git("config", "user.name", "Test Committer")
+            self.git("config", "user.email", "committer@example.com")
+            self.git("config", "commit.gpgsign", "false")
+        self._tick = 0
+
+    def git(self, *args: str, input: bytes | None = None, check: bool = True) -> str:
+        proc = subprocess.run(
+            ["git", *args], cwd=self.path, input=input, capture_output=True, check=False
+        )
+        if check and proc.returncode != 0:
+            raise AssertionError(
+                f"git {' '.join(args)} failed: {proc.stderr.decode(errors='replace')}"
+            )
+        return proc.stdout.decode("utf-8", "surrogateescape")
+
+    def write(self, rel: str, content: str | bytes) -> Path:
+        full = self.path / rel
+        full.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, str):
+            content = content.encode()
+        full.write_bytes(content)
+        return full
+
+    def read(self, rel: str) -> bytes:
+        return (self.path / rel).read_bytes()
+
+    def commit(
+        self,
+        message: str | bytes = "Change things\n\nBody.\n",
+        files: dict[str, str | bytes] | None = None,
+        *,
+        allow_empty: bool = True,
+        date: str | None = None,
+    ) -> str:
+        """Write ``files``, stage everything and commit ``message`` verbatim (no cleanup)."""
+        for rel, content in (files or {}).items():
+            self.write(rel, content)
+        self.git("add", "-A")
+        if isinstance(message, str):
+            message = message.encode()
+        self._tick += 1
+        env = dict(os.environ)
+        stamp = date or f"2026-01-01T00:{self._tick // 60:02d}:{self._tick % 60:02d}Z"
+        env.update({"GIT_AUTHOR_DATE": stamp, "GIT_COMMITTER_DATE": stamp})
+        args = ["git", "commit", "-q", "--cleanup=verbatim", "--no-verify", "-F", "-"]
+        if allow_empty:
+            args.append("--allow-empty")
+        subprocess.run(args, cwd=self.path, input=message, env=env, check=True,
+                       capture_output=True)
+        return self.head()
+
+    def head(self, rev: str = "HEAD") -> str:
+        return self.git("rev-parse", rev).strip()
+
+    def branch(self, name: str, start: str = "HEAD") -> None:
+        self.git("checkout", "-q", "-b", name, start)
+
+    def checkout(self, rev: str) -> None:
+        self.git("checkout", "-q", rev)
+
+    def tools(self, *args: str, input: str | bytes | None = None) -> Run:
+        """Run the real CLI in-process against this repository."""
+        return run_cli(["--repo", str(self.path), *args], input=input)
+
+
+def run_cli(args: list[str], input: str | bytes | None = None, cwd: Path | None = None) -> Run:
+    runner = CliRunner()
+    old = os.getcwd()
+    try:
+        if cwd is not None:
+            os.chdir(cwd)
+        result = runner.invoke(app, args, input=input, prog_name="tools")
+    finally:
+        os.chdir(old)
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return Run(result.exit_code, result.stdout, result.stderr)
+
+
+@pytest.fixture
+def make_repo(tmp_path: Path) -> Callable[..., Repo]:
+    counter = {"n": 0}
+
+    def factory(name: str | None = None, **kwargs: object) -> Repo:
+        counter["n"] += 1
+        return Repo(tmp_path / (name or f"repo{counter['n']}"), **kwargs)  # type: ignore[arg-type]
+
+    return factory
+
+
+@pytest.fixture
+def repo(make_repo: Callable[..., Repo]) -> Repo:
+    return make_repo("repo")
+
+
+@pytest.fixture
+def cli() -> Callable[..., Run]:
+    return run_cli
