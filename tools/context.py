@@ -55,6 +55,10 @@ class Context:
         self.config, self.config_source = config_mod.load(self.root, opts.config)
         if opts.commit and (opts.staged or opts.base or opts.head):
             raise UsageError("--commit cannot be combined with --staged, --base or --head")
+        # A ref the user named explicitly must resolve, whichever gates end up running.
+        for flag, ref in (("--base", opts.base), ("--head", opts.head), ("--commit", opts.commit)):
+            if ref is not None and self.git.resolve(ref) is None:
+                raise UsageError(f"{flag} {ref!r} does not resolve to a commit")
 
     # -- range --------------------------------------------------------------------------------
     @cached_property

@@ -242,11 +242,26 @@ class Git:
     def blob(self, rev: str, path: str) -> bytes | None:
         """The bytes of ``path`` at ``rev`` (``rev`` may be ``""`` for the index), or None."""
         spec = f"{rev}:{path}" if rev else f":0:{path}"
+        if "\n" in path or not _batch_safe(path):
+            # cat-file --batch takes one UTF-8 line per request: look such names up by entry.
+            found = self._entry_sha(rev, path)
+            if found is None:
+                return None
+            spec = found
         try:
             _, kind, _, data = self.repo.git.get_object_data(spec)
         except ValueError:
             return None
         return data if kind == b"blob" else None
+
+    def _entry_sha(self, rev: str, path: str) -> str | None:
+        if rev:
+            raw = self.out("--literal-pathspecs", "ls-tree", "-z", "--full-tree", rev, "--", path)
+            entries = list(_parse_ls(raw, staged=False))
+        else:
+            raw = self.out("--literal-pathspecs", "ls-files", "-s", "-z", "--", path)
+            entries = list(_parse_ls(raw, staged=True))
+        return next((e.sha for e in entries if e.path == path), None)
 
     def staged_blob(self, path: str) -> bytes | None:
         return self.blob("", path)
@@ -280,6 +295,14 @@ class Git:
 
 class GitError(UsageError):
     """A git command failed in a way the gate cannot judge around."""
+
+
+def _batch_safe(path: str) -> bool:
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _parse_ls(raw: bytes, *, staged: bool) -> Iterator[TreeEntry]:

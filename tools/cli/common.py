@@ -137,7 +137,8 @@ def command(
     """
 
     def deco(fn: F) -> F:
-        sig = inspect.signature(fn)
+        # eval_str: command modules use postponed annotations; resolve them in fn's module.
+        sig = inspect.signature(fn, eval_str=True)
         own = [p for p in sig.parameters.values() if p.name != "opts"]
         extra = [
             _param("repo", RepoOpt),
@@ -183,6 +184,7 @@ def command(
                 raise fail_usage(exc.render()) from None
 
         wrapper.__signature__ = sig.replace(parameters=own + extra)  # type: ignore[attr-defined]
+        wrapper.__annotations__ = {p.name: p.annotation for p in own + extra}
         del wrapper.__wrapped__  # typer must read the new signature, not fn's
         return wrapper  # type: ignore[return-value]
 

@@ -1,0 +1,143 @@
+"""Config: schema validation errors are one `error:` line and exit 2; defaults and merging."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.conftest import Repo, run_cli
+from tools import config as config_mod
+
+
+def _error(run) -> str:
+    assert run.exit_code == 2, (run.stdout, run.stderr)
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1, run.stderr
+    assert lines[0].startswith("error: ")
+    assert "Traceback" not in run.stderr
+    return lines[0]
+
+
+@pytest.mark.parametrize(
+    ("text", "key", "expect"),
+    [
+        ("bogus: 1\n", "bogus", "unknown key"),
+        ("now:\n  max_line: 3\n", "now.max_line", "unknown key"),
+        ("now:\n  max_lines: many\n", "now.max_lines", "integer"),
+        ("style:\n  subject_pattern: '([a-z'\n", "style.subject_pattern", "regular expression"),
+        ("index:\n  path: ../outside.md\n", "index.path", "inside the repository"),
+        ("ledger:\n  path: /etc/ledger.jsonl\n", "ledger.path", "inside the repository"),
+        ("links:\n  paths: ['../**/*.md']\n", "links.paths[0]", "inside the repository"),
+        ("trailers:\n  merges: sometimes\n", "trailers.merges", "'check', 'skip'"),
+        ("preflight:\n  gates: [conflicts, nope]\n", "preflight.gates[1]", "conflicts"),
+        (
+            "docs:\n  rules:\n    - {name: r, when_changed: ['a'], require_changed: ['b'],"
+            " when_added_line: '(('}\n",
+            "docs.rules[0].when_added_line",
+            "regular expression",
+        ),
+        (
+            "ratchets:\n  r:\n    kind: pattern\n    buckets: {b: 'x'}\n"
+            "    allow_marker: 'ALLOW'\n",
+            "ratchets.r.allow_marker",
+            "(?P<tag>",
+        ),
+        ("- just\n- a list\n", "(top level)", "a mapping"),
+        ("now: {max_lines: 1}\nnow: {max_lines: 2}\n", "protocol.yaml:2", "duplicate key"),
+        ("now: [unclosed\n", "protocol.yaml", "invalid YAML"),
+    ],
+)
+def test_bad_config_is_exit_2_naming_file_key_and_expectation(
+    repo: Repo, text: str, key: str, expect: str
+) -> None:
+    repo.write(".agents/protocol.yaml", text)
+    line = _error(repo.tools("now", "check"))
+    assert ".agents/protocol.yaml" in line
+    assert key in line
+    assert expect in line
+
+
+def test_config_validate_reports_the_same_error_and_ok(repo: Repo) -> None:
+    repo.write(".agents/protocol.yaml", "now:\n  max_lines: -1\n")
+    line = _error(repo.tools("config", "validate"))
+    assert "now.max_lines" in line
+    repo.write(".agents/protocol.yaml", "now:\n  max_lines: 5\n")
+    run = repo.tools("config", "validate")
+    assert run.exit_code == 0
+    assert ".agents/protocol.yaml is valid" in run.stdout
+
+
+def test_config_validate_named_file(repo: Repo, tmp_path) -> None:
+    bad = tmp_path / "c.yaml"
+    bad.write_text("style:\n  subject_max: 0\n")
+    line = _error(run_cli(["config", "validate", str(bad)]))
+    assert "style.subject_max" in line and str(bad) in line
+    assert _error(run_cli(["config", "validate", str(tmp_path / "absent.yaml")]))
+
+
+def test_explicit_config_that_does_not_exist_is_exit_2(repo: Repo) -> None:
+    line = _error(repo.tools("--config", "nope.yaml", "now", "check"))
+    assert "nope.yaml" in line
+
+
+def test_not_a_git_repository_is_exit_2(tmp_path) -> None:
+    line = _error(run_cli(["--repo", str(tmp_path), "conflicts", "check"]))
+    assert "not a git repository" in line
+    line = _error(run_cli(["conflicts", "check"], cwd=tmp_path))
+    assert "not a git repository" in line
+
+
+def test_no_config_means_defaults(repo: Repo) -> None:
+    run = repo.tools("--format", "json", "config", "show")
+    assert run.exit_code == 0
+    shown = json.loads(run.stdout)
+    assert shown == config_mod.defaults()
+    assert shown["base"] == "origin/main"
+    assert shown["trailers"]["required"]["AI-Assisted"] == ["true", "false"]
+
+
+def test_merge_is_key_by_key_but_lists_required_and_ratchets_replace(repo: Repo) -> None:
+    repo.write(
+        ".agents/protocol.yaml",
+        "now:\n  max_lines: 5\n"
+        "trailers:\n  required: {Signed-off-by: [x]}\n"
+        "preflight:\n  gates: [now]\n"
+        "ratchets:\n  md:\n    kind: markdown\n    path: README.md\n",
+    )
+    shown = json.loads(repo.tools("--format", "json", "config", "show").stdout)
+    assert shown["now"]["max_lines"] == 5
+    assert shown["now"]["max_entry"] == 400  # sibling default kept
+    assert shown["trailers"]["required"] == {"Signed-off-by": ["x"]}
+    assert shown["trailers"]["marker"] == "FOLLOWING_AGENTS_PROTOCOL"
+    assert shown["preflight"]["gates"] == ["now"]
+    assert list(shown["ratchets"]) == ["md"]
+
+
+def test_defaults_validate_against_the_schema() -> None:
+    config_mod.validate(config_mod.defaults(), "defaults")
+
+
+def test_schema_command_prints_the_shipped_schema() -> None:
+    run = run_cli(["config", "schema"])
+    assert run.exit_code == 0
+    assert json.loads(run.stdout) == config_mod.schema()
+
+
+def test_show_text_is_yaml(repo: Repo) -> None:
+    run = repo.tools("config", "show")
+    assert run.exit_code == 0
+    assert "defaults only" in run.stdout
+    assert "max_lines: 100" in run.stdout
+
+
+@pytest.mark.parametrize(
+    "path", ["a/../../b", "..", "/abs", "C:/x", "a\\b", ""]
+)
+def test_paths_that_escape_are_refused(path: str) -> None:
+    assert not config_mod.is_repo_relative(path)
+
+
+@pytest.mark.parametrize("path", ["a", "a/b/../c", ".agents/x.md", "./a"])
+def test_paths_inside_are_accepted(path: str) -> None:
+    assert config_mod.is_repo_relative(path)

@@ -1,0 +1,183 @@
+"""The git access layer and range selection, on real repositories."""
+
+from __future__ import annotations
+
+import subprocess
+
+import pytest
+
+from tests.conftest import Repo
+from tools.context import Context, Options
+from tools.errors import UsageError
+from tools.git import Git
+from tools.report import GateResult
+
+
+def _ctx(repo: Repo, **kw: object) -> Context:
+    return Context(Options(repo=repo.path, **kw))  # type: ignore[arg-type]
+
+
+def raw_commit(repo: Repo, message: bytes, parent: str | None = None) -> str:
+    """A commit object with exactly these message bytes (git commit would re-encode
+    non-UTF-8 text as Latin-1; real histories still hold such objects)."""
+    tree = repo.git("write-tree").strip()
+    head = f"tree {tree}\n" + (f"parent {parent}\n" if parent else "")
+    head += "author A <a@example.com> 1 +0000\ncommitter A <a@example.com> 1 +0000\n\n"
+    obj = head.encode() + message
+    return repo.git("hash-object", "-t", "commit", "-w", "--stdin", input=obj).strip()
+
+
+def test_log_reads_messages_byte_exact(repo: Repo) -> None:
+    msgs = [
+        b"Plain\n\nBody.\n",
+        b"CRLF subject\r\n\r\nBody line\r\n",
+        b"Latin-1 caf\xe9\n\nna\xefve\n",
+        b"",
+    ]
+    shas: list[str] = []
+    for m in msgs:
+        shas.append(raw_commit(repo, m, shas[-1] if shas else None))
+    commits = Git(repo.path).log([shas[-1]], paths=False)
+    assert [c.sha for c in commits] == shas[::-1]
+    got = {c.sha: c.message for c in commits}
+    for sha, m in zip(shas, msgs, strict=True):
+        assert got[sha] == m
+
+
+def test_log_changes_with_renames_roots_and_merges(repo: Repo) -> None:
+    root = repo.commit("Root\n\nB.\n", {"a.txt": "alpha\n" * 20, "keep.txt": "k\n"})
+    repo.git("mv", "a.txt", "b.txt")
+    renamed = repo.commit("Rename\n\nB.\n", {"new.txt": "n\n"})
+    repo.branch("side", root)
+    side = repo.commit("Side\n\nB.\n", {"side.txt": "s\n"})
+    repo.checkout("main")
+    repo.git("merge", "-q", "--no-edit", "side")
+    merge = repo.head()
+    commits = {c.sha: c for c in Git(repo.path).log(["HEAD"])}
+    assert {(c.status, c.path) for c in commits[root].changes} == {("A", "a.txt"), ("A", "keep.txt")}
+    ren = {c.path: c for c in commits[renamed].changes}
+    assert ren["b.txt"].status == "R" and ren["b.txt"].old_path == "a.txt"
+    assert ren["b.txt"].is_pure_rename
+    assert ren["new.txt"].status == "A"
+    assert commits[merge].is_merge and commits[merge].changes == []
+    assert [c.path for c in commits[side].changes] == ["side.txt"]
+
+
+def test_log_non_utf8_and_odd_paths(repo: Repo) -> None:
+    odd = b"d\xe9j\xe0 vu\tx.txt".decode("utf-8", "surrogateescape")
+    sha = repo.commit("Odd\n\nB.\n", {odd: "x\n", "line\nbreak.txt": "y\n"})
+    paths = {c.path for c in Git(repo.path).log([sha], max_count=1)[0].changes}
+    assert paths == {odd, "line\nbreak.txt"}
+    assert Git(repo.path).blob(sha, odd) == b"x\n"
+
+
+def test_blobs_at_revision_and_staged(repo: Repo) -> None:
+    first = repo.commit("One\n\nB.\n", {"f.txt": "one\n"})
+    repo.commit("Two\n\nB.\n", {"f.txt": "two\r\n"})
+    repo.write("f.txt", "three\n")
+    repo.git("add", "f.txt")
+    git = Git(repo.path)
+    assert git.blob(first, "f.txt") == b"one\n"
+    assert git.blob("HEAD", "f.txt") == b"two\r\n"
+    assert git.staged_blob("f.txt") == b"three\n"
+    assert git.blob("HEAD", "absent.txt") is None
+    assert [(c.status, c.path) for c in git.staged_changes()] == [("M", "f.txt")]
+
+
+def test_staged_changes_in_a_repository_without_commits(repo: Repo) -> None:
+    repo.write("a.txt", "x\n")
+    repo.git("add", "a.txt")
+    assert [(c.status, c.path) for c in Git(repo.path).staged_changes()] == [("A", "a.txt")]
+
+
+def _history(repo: Repo) -> tuple[str, str]:
+    """main: r, m1, m2; topic (from m1): t1, t2.  Returns (m1, t2)."""
+    repo.commit("R\n\nB.\n", {"r": "r\n"})
+    m1 = repo.commit("M1\n\nB.\n", {"m1": "1\n"})
+    repo.branch("topic")
+    repo.commit("T1\n\nB.\n", {"t1": "1\n"})
+    t2 = repo.commit("T2\n\nB.\n", {"t2": "2\n"})
+    repo.checkout("main")
+    repo.commit("M2\n\nB.\n", {"m2": "2\n"})
+    repo.checkout("topic")
+    return m1, t2
+
+
+def test_range_is_merge_base_to_head_oldest_first(repo: Repo) -> None:
+    m1, t2 = _history(repo)
+    sel = _ctx(repo, base="main").range
+    assert sel.merge_base == m1 and sel.head == t2
+    assert [c.text.split("\n")[0] for c in sel.commits] == ["T1", "T2"]
+
+
+def test_branch_behind_its_base_is_judged_on_its_own_commits(repo: Repo) -> None:
+    _history(repo)
+    sel = _ctx(repo, base="main").range
+    assert "M2" not in [c.text.split("\n")[0] for c in sel.commits]
+
+
+def test_empty_range_passes_with_info_and_require_commits_fails(repo: Repo) -> None:
+    repo.commit("R\n\nB.\n", {"r": "r\n"})
+    result = GateResult("x")
+    assert _ctx(repo, base="HEAD").range_commits(result) == []
+    assert result.status == "pass" and result.stats["commits"] == 0
+    assert [(f.rule, f.severity) for f in result.findings] == [("range-empty", "info")]
+    strict = GateResult("x")
+    _ctx(repo, base="HEAD", require_commits=True).range_commits(strict)
+    assert strict.status == "fail"
+
+
+def test_default_base_that_does_not_resolve_is_a_skip_with_reason(repo: Repo) -> None:
+    repo.commit("R\n\nB.\n", {"r": "r\n"})
+    result = GateResult("x")
+    assert _ctx(repo).range_commits(result) is None
+    assert result.status == "skip"
+    assert "origin/main" in (result.reason or "") and "does not resolve" in (result.reason or "")
+
+
+def test_explicit_base_that_does_not_resolve_is_a_usage_error(repo: Repo) -> None:
+    repo.commit("R\n\nB.\n", {"r": "r\n"})
+    with pytest.raises(UsageError, match="--base 'nope'"):
+        _ctx(repo, base="nope")
+
+
+def test_shallow_clone_without_merge_base_is_a_skip(make_repo, tmp_path) -> None:
+    upstream = make_repo("upstream")
+    _history(upstream)
+    clone = tmp_path / "shallow"
+    subprocess.run(
+        ["git", "clone", "-q", "--depth", "1", "--no-single-branch",
+         f"file://{upstream.path}", str(clone)],
+        check=True, capture_output=True,
+    )
+    shallow = Repo(clone, init=False)
+    shallow.git("checkout", "-q", "topic")
+    assert Git(clone).is_shallow()
+    result = GateResult("x")
+    assert _ctx(shallow, base="origin/main").range_commits(result) is None
+    assert result.status == "skip"
+    assert "shallow clone" in (result.reason or "")
+
+
+def test_unrelated_histories_are_a_skip(repo: Repo) -> None:
+    repo.commit("R\n\nB.\n", {"r": "r\n"})
+    repo.git("checkout", "-q", "--orphan", "other")
+    repo.commit("O\n\nB.\n", {"o": "o\n"})
+    result = GateResult("x")
+    assert _ctx(repo, base="main").range_commits(result) is None
+    assert "no merge base" in (result.reason or "")
+
+
+def test_unborn_head_is_a_skip(repo: Repo) -> None:
+    result = GateResult("x")
+    assert _ctx(repo).range_commits(result) is None
+    assert "no commits" in (result.reason or "")
+
+
+def test_single_commit_mode(repo: Repo) -> None:
+    _history(repo)
+    sel = _ctx(repo, commit="HEAD~1").range
+    assert sel.mode == "commit"
+    assert [c.text.split("\n")[0] for c in sel.commits] == ["T1"]
+    with pytest.raises(UsageError):
+        _ctx(repo, commit="HEAD", staged=True)
