@@ -50,9 +50,7 @@ class Run:
 
 
 def validate_report(data: dict) -> None:
-    schema = json.loads(
-        resources.files("tools").joinpath("data", "report.schema.json").read_text()
-    )
+    schema = json.loads(resources.files("tools").joinpath("data", "report.schema.json").read_text())
     jsonschema.validate(data, schema)
 
 
@@ -111,8 +109,7 @@ class Repo:
         args = ["git", "commit", "-q", "--cleanup=verbatim", "--no-verify", "-F", "-"]
         if allow_empty:
             args.append("--allow-empty")
-        subprocess.run(args, cwd=self.path, input=message, env=env, check=True,
-                       capture_output=True)
+        subprocess.run(args, cwd=self.path, input=message, env=env, check=True, capture_output=True)
         return self.head()
 
     def head(self, rev: str = "HEAD") -> str:

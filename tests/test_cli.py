@@ -27,8 +27,9 @@ def test_global_options_before_and_after_the_subcommand(dirty: Repo) -> None:
 
 
 def test_option_after_the_subcommand_wins(dirty: Repo) -> None:
-    run = run_cli(["--format", "text", "conflicts", "check", "--repo", str(dirty.path),
-                   "--format", "json"])
+    run = run_cli(
+        ["--format", "text", "conflicts", "check", "--repo", str(dirty.path), "--format", "json"]
+    )
     assert json.loads(run.stdout)["status"] == "fail"
 
 
@@ -107,7 +108,9 @@ def test_version() -> None:
 def _modules_after(code: str) -> set[str]:
     out = subprocess.run(
         [sys.executable, "-c", code + "\nimport sys\nprint('\\n'.join(sys.modules))"],
-        capture_output=True, text=True, check=True,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     return set(out.split())
 
@@ -125,7 +128,8 @@ def test_cli_module_and_help_import_no_torch() -> None:
 def test_python_dash_m_tools(dirty: Repo) -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "tools", "--repo", str(dirty.path), "conflicts", "check"],
-        capture_output=True, text=True,
+        capture_output=True,
+        text=True,
     )
     assert proc.returncode == 1
     assert "conflict-marker" in proc.stdout

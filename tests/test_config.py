@@ -131,9 +131,7 @@ def test_show_text_is_yaml(repo: Repo) -> None:
     assert "max_lines: 100" in run.stdout
 
 
-@pytest.mark.parametrize(
-    "path", ["a/../../b", "..", "/abs", "C:/x", "a\\b", ""]
-)
+@pytest.mark.parametrize("path", ["a/../../b", "..", "/abs", "C:/x", "a\\b", ""])
 def test_paths_that_escape_are_refused(path: str) -> None:
     assert not config_mod.is_repo_relative(path)
 

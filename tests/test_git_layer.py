@@ -54,7 +54,10 @@ def test_log_changes_with_renames_roots_and_merges(repo: Repo) -> None:
     repo.git("merge", "-q", "--no-edit", "side")
     merge = repo.head()
     commits = {c.sha: c for c in Git(repo.path).log(["HEAD"])}
-    assert {(c.status, c.path) for c in commits[root].changes} == {("A", "a.txt"), ("A", "keep.txt")}
+    assert {(c.status, c.path) for c in commits[root].changes} == {
+        ("A", "a.txt"),
+        ("A", "keep.txt"),
+    }
     ren = {c.path: c for c in commits[renamed].changes}
     assert ren["b.txt"].status == "R" and ren["b.txt"].old_path == "a.txt"
     assert ren["b.txt"].is_pure_rename
@@ -146,9 +149,18 @@ def test_shallow_clone_without_merge_base_is_a_skip(make_repo, tmp_path) -> None
     _history(upstream)
     clone = tmp_path / "shallow"
     subprocess.run(
-        ["git", "clone", "-q", "--depth", "1", "--no-single-branch",
-         f"file://{upstream.path}", str(clone)],
-        check=True, capture_output=True,
+        [
+            "git",
+            "clone",
+            "-q",
+            "--depth",
+            "1",
+            "--no-single-branch",
+            f"file://{upstream.path}",
+            str(clone),
+        ],
+        check=True,
+        capture_output=True,
     )
     shallow = Repo(clone, init=False)
     shallow.git("checkout", "-q", "topic")

@@ -79,16 +79,22 @@ def test_pre_commit_hook_refuses_a_staged_conflict_marker(repo: Repo) -> None:
     repo.write("a.txt", "<<<<<<< HEAD\nx\n>>>>>>> y\n")
     repo.git("add", "-A")
     proc = subprocess.run(
-        ["git", "commit", "-q", "-m", "Add things"], cwd=repo.path,
-        env=_env_with_tools_on_path(), capture_output=True, text=True,
+        ["git", "commit", "-q", "-m", "Add things"],
+        cwd=repo.path,
+        env=_env_with_tools_on_path(),
+        capture_output=True,
+        text=True,
     )
     assert proc.returncode != 0
     assert "conflict-marker" in proc.stdout + proc.stderr
     repo.write("a.txt", "clean\n")
     repo.git("add", "-A")
     proc = subprocess.run(
-        ["git", "commit", "-q", "-m", "Add things"], cwd=repo.path,
-        env=_env_with_tools_on_path(), capture_output=True, text=True,
+        ["git", "commit", "-q", "-m", "Add things"],
+        cwd=repo.path,
+        env=_env_with_tools_on_path(),
+        capture_output=True,
+        text=True,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
 

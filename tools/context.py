@@ -9,29 +9,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
 
 from tools import config as config_mod
 from tools.errors import UsageError
 from tools.git import Change, Commit, Git
+from tools.options import Options
 from tools.report import GateResult
 
-
-@dataclass
-class Options:
-    """What the user asked for on the command line (already merged: global + local)."""
-
-    repo: Path | None = None
-    config: Path | None = None
-    fmt: str = "text"
-    fail_on_skip: bool = False
-    base: str | None = None
-    head: str | None = None
-    commit: str | None = None
-    staged: bool = False
-    message_file: str | None = None
-    require_commits: bool = False
-    extra: dict[str, Any] = field(default_factory=dict)
+__all__ = ["Context", "Options", "RangeSelection"]
 
 
 @dataclass

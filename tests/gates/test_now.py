@@ -54,8 +54,11 @@ def test_now_stamp_absent_and_malformed(repo: Repo) -> None:
 
 def test_now_stale_counts_from_head_committer_date(repo: Repo) -> None:
     cfg = "now:\n  max_age_days: 7\n"
-    repo.commit("Add\n\nBody.\n", {".agents/NOW.md": GOOD, ".agents/protocol.yaml": cfg},
-                date="2026-01-08T12:00:00Z")
+    repo.commit(
+        "Add\n\nBody.\n",
+        {".agents/NOW.md": GOOD, ".agents/protocol.yaml": cfg},
+        date="2026-01-08T12:00:00Z",
+    )
     assert _rules(_check(repo)) == []  # 7 days: within budget
     repo.commit("Later\n\nBody.\n", date="2026-01-09T12:00:00Z")
     run = _check(repo)

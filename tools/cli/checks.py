@@ -5,7 +5,7 @@ from __future__ import annotations
 import typer
 
 from tools.cli.common import command, new_app, run_gates
-from tools.context import Options
+from tools.options import Options
 
 
 def register(app: typer.Typer) -> None:

@@ -16,8 +16,8 @@ from typing import Annotated, Any, TypeVar
 import typer
 from typer.core import TyperGroup
 
-from tools.context import Context, Options
 from tools.errors import UsageError
+from tools.options import Options
 from tools.report import FORMATS, Report, render
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -200,6 +200,7 @@ def finish(report: Report, opts: Options, *, summary: bool = True) -> None:
 def run_gates(opts: Options, names: Sequence[str], *, summary: bool = False) -> None:
     """Build one context, run the named gates on it, render and exit."""
     from tools import gates
+    from tools.context import Context
 
     ctx = Context(opts)
     report = Report([gates.run(name, ctx) for name in names])

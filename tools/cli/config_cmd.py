@@ -6,16 +6,18 @@ import json
 import os
 from importlib import resources
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
-import yaml
 
-from tools import config as config_mod
 from tools.cli.common import command, emit, new_app
-from tools.context import Options
 from tools.errors import UsageError
-from tools.git import Git
+from tools.options import Options
+
+if TYPE_CHECKING:
+    from tools.git import Git
+
+# Heavy modules (gitpython, jsonschema, yaml) load inside the commands: `tools --help` stays fast.
 
 INDEX_DRIVER = "agent-index"
 HOOKS = ("pre-commit", "commit-msg")
@@ -126,6 +128,9 @@ def register(app: typer.Typer) -> None:
         ] = None,
     ) -> None:
         """Validate a config file against the schema; exit 2 naming the key path if it is bad."""
+        from tools import config as config_mod
+        from tools.git import Git
+
         if file is not None:
             if not file.is_file():
                 raise UsageError("config file not found", where=str(file))
@@ -139,12 +144,19 @@ def register(app: typer.Typer) -> None:
     @cfg_app.command("schema")
     def schema() -> None:
         """Print the JSON Schema of the config."""
+        from tools import config as config_mod
+
         emit(json.dumps(config_mod.schema(), indent=2) + "\n")
 
     @cfg_app.command("show")
     @command()
     def show(opts: Options) -> None:
         """Print the effective config, defaults filled in."""
+        import yaml
+
+        from tools import config as config_mod
+        from tools.git import Git
+
         git = Git(opts.repo)
         cfg, source = config_mod.load(git.root, opts.config)
         if opts.fmt == "json":
@@ -165,6 +177,9 @@ def register(app: typer.Typer) -> None:
 
         Idempotent; anything that exists and differs is kept unless --force (then exit 1).
         """
+        from tools import config as config_mod
+        from tools.git import Git
+
         git = Git(opts.repo)
         cfg_path = git.root / config_mod.DEFAULT_PATH
         steps = [
@@ -196,6 +211,8 @@ def register(app: typer.Typer) -> None:
         force: Annotated[bool, typer.Option("--force", help="Overwrite existing hooks.")] = False,
     ) -> None:
         """Install the pre-commit (preflight --staged) and commit-msg hooks."""
+        from tools.git import Git
+
         git = Git(opts.repo)
         done = install_hooks(git, force=force)
         for path, verb in done:

@@ -7,8 +7,8 @@ from typing import Annotated
 import typer
 
 from tools.cli.common import command, finish
-from tools.context import Context, Options
 from tools.errors import UsageError
+from tools.options import Options
 from tools.report import Report
 
 
@@ -28,6 +28,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Run the configured gates (config preflight.gates) and print one line per gate."""
         from tools import gates
+        from tools.context import Context
 
         opts.message_file = message_file
         ctx = Context(opts)

@@ -1,0 +1,25 @@
+"""What the user asked for on the command line; kept free of heavy imports so that the CLI
+starts fast (the context, git and config modules load only when a command runs)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+@dataclass
+class Options:
+    """What the user asked for on the command line (already merged: global + local)."""
+
+    repo: Path | None = None
+    config: Path | None = None
+    fmt: str = "text"
+    fail_on_skip: bool = False
+    base: str | None = None
+    head: str | None = None
+    commit: str | None = None
+    staged: bool = False
+    message_file: str | None = None
+    require_commits: bool = False
+    extra: dict[str, Any] = field(default_factory=dict)
