@@ -1,0 +1,152 @@
+"""``tools golden check|explain|capture`` and ``tools numerics grid-tie|topp-count``.
+
+These are the only commands that import torch and numpy, and only inside their bodies: this
+module itself imports neither, so ``tools --help`` and every other command stay torch-free.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from tools.cli.common import command, emit, finish, new_app
+from tools.context import Context, Options
+from tools.report import GateResult, Report
+
+NoRecord = Annotated[
+    bool,
+    typer.Option("--no-record", help="Judge only: append no record to the evidence ledger."),
+]
+
+
+def _record(ctx: Context, result: GateResult, kind: str, payload: dict[str, Any]) -> None:
+    """Append the run's ledger record; its id goes into the stats, notices to stderr."""
+    from tools.numerics.common import append_record, display, ledger_path
+
+    path = ledger_path(ctx.config, ctx.root)
+    rid, notices = append_record(path, kind, payload)
+    for notice in notices:
+        emit(f"notice: {notice}\n", err=True)
+    result.stats["ledger_record"] = {"kind": kind, "id": rid, "ledger": display(path, ctx.root)}
+
+
+def register(app: typer.Typer) -> None:
+    golden = new_app("Golden cases of the repository's kernels (goldens/<case>/manifest.yaml).")
+
+    @golden.command("check")
+    @command(check=True)
+    def golden_check(
+        opts: Options,
+        cases: Annotated[
+            list[str] | None, typer.Argument(help="Case names (default: every case).")
+        ] = None,
+    ) -> None:
+        """Verify hashes and shapes, recompute each case with the current kernel, compare."""
+        from tools.numerics import goldens
+
+        ctx = Context(opts)
+        finish(Report([goldens.check(ctx.config, ctx.root, list(cases or []))]), opts)
+
+    @golden.command("explain")
+    @command(check=True)
+    def golden_explain(
+        opts: Options, case: Annotated[str, typer.Argument(help="The case name.")]
+    ) -> None:
+        """Evaluate every registered variant of the case's op: which reproduces the golden
+        bit-exactly, and each one's max abs error and worst margin."""
+        from tools.numerics import goldens
+
+        ctx = Context(opts)
+        result, evaluations = goldens.explain(ctx.config, ctx.root, case)
+        if opts.fmt == "text" and evaluations:
+            emit(
+                goldens.polarity_table(
+                    case, str(result.stats.get("op")), result.stats.get("variant"), evaluations
+                )
+            )
+        finish(Report([result]), opts)
+
+    @golden.command("capture")
+    @command()
+    def golden_capture(
+        opts: Options,
+        case: Annotated[str, typer.Argument(help="The case name.")],
+        force: Annotated[bool, typer.Option("--force", help="Overwrite a captured case.")] = False,
+    ) -> None:
+        """(Re)generate a case from its seed and record a golden-capture ledger record."""
+        from tools.numerics import goldens
+        from tools.numerics.common import append_record, display, ledger_path
+
+        ctx = Context(opts)
+        payload = goldens.capture(ctx.config, ctx.root, case, force=force)
+        path = ledger_path(ctx.config, ctx.root)
+        rid, notices = append_record(path, "golden-capture", payload)
+        for notice in notices:
+            emit(f"notice: {notice}\n", err=True)
+        lines = [
+            f"captured {case}: {payload['op']}"
+            + (f" variant {payload['variant']}" if payload["variant"] else "")
+            + f", seed {payload['seed']}, {payload['generator']}"
+        ]
+        lines += [f"  {name}  sha256 {sha}" for name, sha in payload["files"].items()]
+        lines.append(f"ledger: golden-capture record {rid} in {display(path, ctx.root)}")
+        emit("\n".join(lines) + "\n")
+
+    numerics = new_app("Numerical admission gates (grid-tie, top-p kept counts).")
+
+    @numerics.command("grid-tie")
+    @command(check=True)
+    def grid_tie(
+        opts: Options,
+        evidence: Annotated[Path, typer.Argument(help="Evidence JSON (tools.grid-tie/1).")],
+        no_record: NoRecord = False,
+    ) -> None:
+        """PASS only if every divergent prompt is explained by a BF16 logit grid tie."""
+        from tools.numerics import gridtie
+        from tools.numerics.common import display, sha256_file
+
+        ctx = Context(opts)
+        where = display(evidence, ctx.root)
+        result = gridtie.run_file(evidence, where)
+        if not no_record:
+            payload = {
+                "evidence": where,
+                "evidence_sha256": sha256_file(evidence),
+                "rule": gridtie.REGISTERED_RULE,
+                **{
+                    k: result.stats[k]
+                    for k in (
+                        "verdict",
+                        "reasons",
+                        "divergent",
+                        "max_divergent",
+                        "top_n",
+                        "prompts",
+                    )
+                },
+            }
+            _record(ctx, result, "grid-tie", payload)
+        finish(Report([result]), opts)
+
+    @numerics.command("topp-count")
+    @command(check=True)
+    def topp_count(
+        opts: Options,
+        plan: Annotated[Path, typer.Argument(help="The plan (YAML).")],
+        no_record: NoRecord = False,
+    ) -> None:
+        """Kept counts of each kernel against the native comparator, plus the safety checks."""
+        from tools.numerics import topp
+        from tools.numerics.common import display
+
+        ctx = Context(opts)
+        where = display(plan, ctx.root)
+        result, payload = topp.run_file(plan, ctx.root, where)
+        if not no_record:
+            _record(ctx, result, "topp-count", payload)
+        finish(Report([result]), opts)
+
+    app.add_typer(golden, name="golden")
+    app.add_typer(numerics, name="numerics")

@@ -1,0 +1,401 @@
+"""The greedy-divergence grid-tie gate (``tools numerics grid-tie EVIDENCE.json``).
+
+Decides whether divergent greedy outputs are explained by BF16 logit rounding ties (the
+registered rule ``pp4-r12-logit-grid-tie``): for every divergent prompt, the top-N fp32
+logprobs at the first divergent position must sit on a power-of-two grid, with the experiment
+token at the top and the reference token at most one grid step below. Every failure is a STOP
+with its reasons; the gate never computes a finer GCD to rescue an off-grid set, never widens
+a tolerance from what it observed, and never infers a grid from an all-equal set.
+
+The tolerance for a gap between logprobs ``a`` and ``b`` is ``ulp32(a) + ulp32(b)``: their
+shared normaliser cancels in the difference, leaving each value's own fp32 rounding.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from tools.errors import UsageError
+from tools.numerics.common import fmt, num
+from tools.report import GateResult, Rule
+
+NAME = "grid-tie"
+SCHEMA = "tools.grid-tie/1"
+REGISTERED_RULE = "pp4-r12-logit-grid-tie"
+CLAMP = -9999.0
+
+# The STOP reasons, in the order they are reported. Each is a rule id of the gate.
+STOP_REASONS = {
+    "too-few-values": "fewer than top_n logprobs at the first divergent position",
+    "nonfinite": "a logprob is NaN or infinite",
+    "clamped": f"a logprob is clamped (<= {CLAMP:g})",
+    "token-absent": "the experiment or reference token is not in the top-N",
+    "not-top": "the experiment token is not at the top (gap to the top above tolerance)",
+    "no-grid": "no positive gap among the top-N: no grid can be read (never inferred)",
+    "step-not-power-of-two": "the smallest positive gap is not within tolerance of 2^n, n <= 0",
+    "off-grid": "a pairwise gap is not an integer multiple of the step within tolerance",
+    "gap-over-step": "the reference token is more than one step below the experiment token",
+    "length-mismatch": "the experiment and reference outputs have different token counts",
+    "too-many-divergent": "more prompts diverge than max_divergent allows",
+}
+RULES = [Rule(rule, "error", summary) for rule, summary in STOP_REASONS.items()] + [
+    Rule("grid-tie-derived", "info", "the derived values of one divergent prompt"),
+]
+
+
+def ulp32(x: float) -> float:
+    """The fp32 spacing at ``|x|`` (the gap to the next fp32 value away from zero)."""
+    return float(np.spacing(np.float32(abs(x))))
+
+
+def tolerance(a: float, b: float) -> float:
+    return ulp32(a) + ulp32(b)
+
+
+# -- evidence ---------------------------------------------------------------------------------
+@dataclass
+class Prompt:
+    prompt: Any
+    diverged: bool
+    experiment_token: int | None
+    reference_token: int | None
+    experiment_tokens: int | None
+    reference_tokens: int | None
+    top: list[tuple[int, float]] | None
+
+
+@dataclass
+class Evidence:
+    top_n: int
+    max_divergent: int
+    prompts: list[Prompt]
+
+
+def _no_dupes(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    keys = [k for k, _ in pairs]
+    dupes = sorted({k for k in keys if keys.count(k) > 1})
+    if dupes:
+        raise ValueError(f"duplicate key(s) {dupes}")
+    return dict(pairs)
+
+
+def _int(obj: dict[str, Any], key: str, where: str, *, minimum: int = 0) -> int:
+    value = obj[key]
+    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+        raise UsageError(f"{value!r} is not an integer >= {minimum}", where=f"{where}.{key}")
+    return value
+
+
+def _keys(obj: Any, where: str, required: Sequence[str], optional: Sequence[str]) -> None:
+    if not isinstance(obj, dict):
+        raise UsageError("is not an object", where=where)
+    missing = [k for k in required if k not in obj]
+    if missing:
+        raise UsageError(f"missing key(s) {missing}", where=where)
+    unknown = sorted(set(obj) - set(required) - set(optional))
+    if unknown:
+        raise UsageError(
+            f"unknown key(s) {unknown}", where=where, expected=", ".join([*required, *optional])
+        )
+
+
+def parse_evidence(text: str, where: str) -> Evidence:
+    """Validate the evidence JSON. Malformed evidence is a UsageError (exit 2) naming the field;
+    a NaN or Infinity logprob is evidence (judged ``nonfinite``), not malformation."""
+    try:
+        data = json.loads(text, object_pairs_hook=_no_dupes)
+    except ValueError as exc:
+        raise UsageError(f"not JSON: {exc}", where=where) from None
+    _keys(data, where, ("schema", "top_n", "max_divergent", "prompts"), ("note",))
+    if data["schema"] != SCHEMA:
+        raise UsageError(
+            f"unknown schema {data['schema']!r}", where=f"{where}: schema", expected=SCHEMA
+        )
+    top_n = _int(data, "top_n", f"{where}: ", minimum=1)
+    max_div = _int(data, "max_divergent", f"{where}: ")
+    if not isinstance(data["prompts"], list):
+        raise UsageError("is not a list", where=f"{where}: prompts")
+    prompts = []
+    seen: set[Any] = set()
+    for i, raw in enumerate(data["prompts"]):
+        at = f"{where}: prompts[{i}]"
+        _keys(
+            raw,
+            at,
+            ("prompt", "diverged"),
+            (
+                "experiment_token",
+                "reference_token",
+                "experiment_tokens",
+                "reference_tokens",
+                "top",
+                "note",
+            ),
+        )
+        if not isinstance(raw["diverged"], bool):
+            raise UsageError(f"{raw['diverged']!r} is not true/false", where=f"{at}.diverged")
+        pid = raw["prompt"]
+        if isinstance(pid, bool) or not isinstance(pid, (int, str)):
+            raise UsageError(f"{pid!r} is not an integer or string", where=f"{at}.prompt")
+        if pid in seen:
+            raise UsageError(f"prompt {pid!r} appears twice", where=f"{at}.prompt")
+        seen.add(pid)
+        if raw["diverged"]:
+            _keys(
+                raw,
+                at,
+                (
+                    "prompt",
+                    "diverged",
+                    "experiment_token",
+                    "reference_token",
+                    "experiment_tokens",
+                    "reference_tokens",
+                    "top",
+                ),
+                ("note",),
+            )
+        fields = {}
+        for key in ("experiment_token", "reference_token", "experiment_tokens", "reference_tokens"):
+            fields[key] = _int(raw, key, at) if key in raw else None
+        top = None
+        if "top" in raw:
+            if not isinstance(raw["top"], list):
+                raise UsageError("is not a list", where=f"{at}.top")
+            top = []
+            for j, entry in enumerate(raw["top"]):
+                ew = f"{at}.top[{j}]"
+                _keys(entry, ew, ("id", "logprob"), ())
+                tid = _int(entry, "id", ew)
+                lp = entry["logprob"]
+                if isinstance(lp, bool) or not isinstance(lp, (int, float)):
+                    raise UsageError(f"{lp!r} is not a number", where=f"{ew}.logprob")
+                top.append((tid, float(lp)))
+            ids = [t for t, _ in top]
+            if len(set(ids)) != len(ids):
+                raise UsageError("a token id appears twice", where=f"{at}.top")
+        prompts.append(Prompt(pid, raw["diverged"], top=top, **fields))
+    return Evidence(top_n, max_div, prompts)
+
+
+# -- judging ----------------------------------------------------------------------------------
+@dataclass
+class Judged:
+    prompt: Any
+    diverged: bool
+    reasons: list[tuple[str, str]] = field(default_factory=list)  # (rule, detail)
+    derived: dict[str, Any] = field(default_factory=dict)
+
+    def stop(self, rule: str, detail: str) -> None:
+        self.reasons.append((rule, detail))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "prompt": self.prompt,
+            "diverged": self.diverged,
+            "verdict": "STOP" if self.reasons else "PASS",
+            "reasons": [r for r, _ in self.reasons],
+            **{k: num(v) if isinstance(v, float) else v for k, v in self.derived.items()},
+        }
+
+
+def _power_of_two(step: float, tol: float) -> int | None:
+    """The ``n <= 0`` with ``|step - 2^n| <= tol``, or None."""
+    if step <= 0:
+        return None
+    guess = math.log2(step)
+    for n in sorted({math.floor(guess), math.ceil(guess)}):
+        if n <= 0 and abs(step - 2.0**n) <= tol:
+            return n
+    return None
+
+
+def judge_prompt(p: Prompt, top_n: int) -> Judged:
+    j = Judged(p.prompt, p.diverged)
+    if p.experiment_tokens is not None and p.reference_tokens is not None:
+        if p.experiment_tokens != p.reference_tokens:
+            j.stop(
+                "length-mismatch",
+                f"experiment has {p.experiment_tokens} tokens, reference {p.reference_tokens}",
+            )
+    if not p.diverged:
+        return j
+    top = p.top or []
+    if len(top) < top_n:
+        j.stop("too-few-values", f"{len(top)} logprobs, top_n is {top_n}")
+    bad = [(t, v) for t, v in top if not math.isfinite(v)]
+    if bad:
+        j.stop(
+            "nonfinite",
+            "non-finite logprob(s) " + ", ".join(f"id {t}: {fmt(v)}" for t, v in bad[:5]),
+        )
+    clamped = [(t, v) for t, v in top if math.isfinite(v) and v <= CLAMP]
+    if clamped:
+        j.stop(
+            "clamped", "clamped logprob(s) " + ", ".join(f"id {t}: {v!r}" for t, v in clamped[:5])
+        )
+    values = {t: v for t, v in top if math.isfinite(v) and v > CLAMP}
+    lp = dict(top)
+    exp_t, ref_t = p.experiment_token, p.reference_token
+    absent = [
+        f"{name} token {t}"
+        for name, t in (("experiment", exp_t), ("reference", ref_t))
+        if t not in lp
+    ]
+    if absent:
+        j.stop("token-absent", " and ".join(absent) + f" not in the top-{len(top)}")
+    exp_v = values.get(exp_t) if exp_t is not None else None
+    ref_v = values.get(ref_t) if ref_t is not None else None
+    vals = list(values.values())
+    if exp_v is not None and vals:
+        top_v = max(vals)
+        gap = top_v - exp_v
+        j.derived["experiment_to_top_gap"] = gap
+        if gap > tolerance(top_v, exp_v):
+            j.stop(
+                "not-top",
+                f"experiment token {exp_t} is {gap!r} below the top "
+                f"(tolerance {tolerance(top_v, exp_v)!r})",
+            )
+    # Every pair: its gap and its tolerance.
+    arr = np.array(vals, dtype=np.float64)
+    pairs = []
+    for a in range(len(arr)):
+        for b in range(a + 1, len(arr)):
+            x, y = float(arr[a]), float(arr[b])
+            pairs.append((abs(x - y), tolerance(x, y)))
+    positive = [(g, t) for g, t in pairs if g > t]
+    if not positive:
+        j.stop("no-grid", f"no positive gap among {len(vals)} value(s): no grid is inferred")
+        return j
+    measured, step_tol = min(positive)
+    j.derived["measured_step"] = measured
+    n = _power_of_two(measured, step_tol)
+    if n is None:
+        j.stop(
+            "step-not-power-of-two",
+            f"smallest positive gap {measured!r} is not within "
+            f"{step_tol!r} of a power of two 2^n with n <= 0",
+        )
+        return j
+    step = 2.0**n
+    j.derived["step"] = step
+    worst = 0.0
+    off = 0
+    for g, t in pairs:
+        residual = abs(g - round(g / step) * step)
+        worst = max(worst, residual / t)
+        if residual > t:
+            off += 1
+    j.derived["worst_residual_over_tolerance"] = worst
+    if off:
+        j.stop(
+            "off-grid",
+            f"{off} of {len(pairs)} pairwise gaps are not a multiple of the step "
+            f"{step!r} (worst residual {worst:.3g}x its tolerance)",
+        )
+    if exp_v is not None and ref_v is not None:
+        ref_gap = exp_v - ref_v
+        j.derived["reference_gap"] = ref_gap
+        j.derived["reference_gap_steps"] = ref_gap / step
+        limit = step + tolerance(exp_v, ref_v)
+        if ref_gap > limit:
+            j.stop(
+                "gap-over-step",
+                f"reference token {ref_t} is {ref_gap!r} below the "
+                f"experiment token: {ref_gap / step:.6g} steps of {step!r} (limit {limit!r})",
+            )
+    return j
+
+
+def judge(evidence: Evidence, where: str) -> tuple[GateResult, list[Judged]]:
+    result = GateResult(NAME)
+    judged = [judge_prompt(p, evidence.top_n) for p in evidence.prompts]
+    divergent = sum(1 for p in evidence.prompts if p.diverged)
+    for j in judged:
+        for rule, detail in j.reasons:
+            result.add(rule, "error", f"STOP prompt {j.prompt}: {detail}", path=where)
+        if j.diverged:
+            d = j.derived
+            result.add(
+                "grid-tie-derived",
+                "info",
+                f"prompt {j.prompt}: {'STOP' if j.reasons else 'PASS'}; "
+                f"experiment-to-top gap {fmt(d.get('experiment_to_top_gap', 'n/a'))}, "
+                f"step {fmt(d.get('step', 'n/a'))} (measured "
+                f"{fmt(d.get('measured_step', 'n/a'))}), reference gap "
+                f"{fmt(d.get('reference_gap_steps', 'n/a'))} steps, worst all-pairs "
+                f"residual/tolerance {fmt(d.get('worst_residual_over_tolerance', 'n/a'))}",
+                path=where,
+            )
+    if divergent > evidence.max_divergent:
+        result.add(
+            "too-many-divergent",
+            "error",
+            f"STOP: {divergent} prompts diverge, max_divergent is {evidence.max_divergent}",
+            path=where,
+        )
+    reasons = sorted(
+        {f.rule for f in result.findings if f.severity == "error"}, key=list(STOP_REASONS).index
+    )
+    result.stats.update(
+        {
+            "rule": REGISTERED_RULE,
+            "verdict": "STOP" if reasons else "PASS",
+            "reasons": reasons,
+            "prompts_total": len(evidence.prompts),
+            "divergent": divergent,
+            "max_divergent": evidence.max_divergent,
+            "top_n": evidence.top_n,
+            "prompts": [j.to_json() for j in judged if j.diverged or j.reasons],
+        }
+    )
+    return result, judged
+
+
+def run_file(path: Path, where: str) -> GateResult:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise UsageError("no such file", where=where) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"cannot read: {exc}", where=where) from None
+    result, _ = judge(parse_evidence(text, where), where)
+    return result
+
+
+# -- synthetic evidence -----------------------------------------------------------------------
+def synthetic_prompt(
+    prompt: Any,
+    logits: Sequence[float],
+    experiment_token: int,
+    reference_token: int,
+    *,
+    top_n: int = 20,
+    tokens: int = 256,
+) -> dict[str, Any]:
+    """An explicitly synthetic divergent prompt: ``logits`` are rounded to bf16, the fp32
+    log-softmax is taken over them, and its top-``top_n`` (ties: lower id first) is recorded.
+    Used for regression cases; marked with a ``note`` so it is never mistaken for a run."""
+    import torch
+
+    x = torch.tensor(list(logits), dtype=torch.float32).to(torch.bfloat16).to(torch.float32)
+    lp = torch.log_softmax(x, dim=-1)
+    ids = torch.sort(lp, descending=True, stable=True).indices[:top_n]
+    return {
+        "prompt": prompt,
+        "diverged": True,
+        "experiment_token": experiment_token,
+        "reference_token": reference_token,
+        "experiment_tokens": tokens,
+        "reference_tokens": tokens,
+        "top": [{"id": int(i), "logprob": float(lp[i])} for i in ids],
+        "note": "synthetic: bf16-rounded logits, fp32 log-softmax, top-N",
+    }
