@@ -54,7 +54,7 @@ class Context:
             sha = git.resolve(opts.commit)
             if sha is None:
                 raise UsageError(f"--commit {opts.commit!r} does not resolve to a commit")
-            commits = git.log([sha], max_count=1)
+            commits = git.log([sha], paths=opts.range_paths, max_count=1)
             return RangeSelection("commit", head=sha, commits=commits)
         head_ref = opts.head or "HEAD"
         head = git.resolve(head_ref)
@@ -85,7 +85,7 @@ class Context:
                 sel.skip_reason = f"{base_ref} and {head_ref} share no history (no merge base)"
             return sel
         if sel.merge_base != head:
-            sel.commits = git.log([f"{sel.merge_base}..{head}"])
+            sel.commits = git.log([f"{sel.merge_base}..{head}"], paths=opts.range_paths)
             sel.commits.reverse()
         return sel
 

@@ -22,4 +22,6 @@ class Options:
     staged: bool = False
     message_file: str | None = None
     require_commits: bool = False
+    # False: the range is read without changed paths (commands that judge messages only).
+    range_paths: bool = True
     extra: dict[str, Any] = field(default_factory=dict)

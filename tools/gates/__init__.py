@@ -18,8 +18,8 @@ from tools.report import GateResult
 GATES: dict[str, str | None] = {
     "conflicts": "tools.gates.conflicts",
     "index": None,
-    "trailers": None,
-    "style": None,
+    "trailers": "tools.gates.trailers",
+    "style": "tools.gates.style",
     "docs": None,
     "ratchet": None,
     "now": "tools.gates.now",

@@ -1,0 +1,180 @@
+"""Range gates (trailers, style) over 5,000 agent commits, against one ``git log``.
+
+Target (product contract, non-functional section): each range gate over the whole range
+takes <= 3x the time of one ``git log`` that reads the same commits. Two baselines are timed:
+``git log --format=%H%x00%P%x00%B`` (messages only) and the ``git log -z --name-status -M``
+pass the gates actually share with the other range gates (messages and paths).
+
+    python bench/bench_range_gates.py [--commits 5000] [--runs 5]
+
+A tenth of the commits are bad in assorted ways; the script checks that the gates name
+exactly those commits before it reports any time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from synth import fast_import  # noqa: E402
+
+MARKER = "FOLLOWING_AGENTS_PROTOCOL"
+TRAILERS = (
+    "Following-Agents-Protocol: true\nAI-Assisted: true\nAssisted-by: claude:opus-4 [claude-code]\n"
+)
+
+
+def _good(n: int) -> str:
+    return (
+        f"Port kernel {n} from upstream\n\n"
+        f"Brings kernel {n} over with its tests; see the spec for the numerics.\n"
+        "The launch bounds follow the upstream defaults.\n\n"
+        f"{MARKER}\n\n{TRAILERS}"
+    )
+
+
+# Ways a commit goes bad: (gate it fails, how to spoil a good message).
+_BAD = [
+    ("trailers", lambda m: m.replace(f"{MARKER}\n\n", "")),
+    ("trailers", lambda m: m.replace("AI-Assisted: true\n", "")),
+    ("trailers", lambda m: m.replace("[claude-code]", "")),
+    ("trailers", lambda m: m + "Signed-off-by: Claude <claude@example.com>\n"),
+    ("trailers", lambda m: m + "\nhttps://example.com/pull/1\n"),
+    ("trailers", lambda m: m.replace("Brings", "---\nBrings")),
+    ("style", lambda m: m.replace(" from upstream\n", " from upstream.\n", 1)),
+    ("style", lambda m: m.split("\n", 1)[0] + f"\n\n{MARKER}\n\n{TRAILERS}"),
+]
+
+
+def _commits(count: int, bad: dict[str, set[int]]):
+    yield "Initial import\n\nThe base of the range.\n", {"README.md": b"synthetic\n"}
+    for n in range(1, count + 1):
+        msg = _good(n)
+        if n % 10 == 0:
+            gate, spoil = _BAD[(n // 10) % len(_BAD)]
+            msg = spoil(msg)
+            bad[gate].add(n)
+        yield msg, {f"kernels/k{n % 400:03d}/kernel.cu": f"// kernel {n}\n".encode()}
+
+
+def _measure(cmds: dict[str, list[str]], cwd: Path, runs: int) -> dict[str, tuple]:
+    """Median wall and CPU (user + sys of the child) seconds per command, and exit codes.
+
+    Runs are interleaved (each round runs every command once) so that load from elsewhere
+    on the machine falls on all commands alike.
+    """
+    walls: dict[str, list[float]] = {k: [] for k in cmds}
+    cpus: dict[str, list[float]] = {k: [] for k in cmds}
+    codes: dict[str, set[int]] = {k: set() for k in cmds}
+    for _ in range(runs):
+        for name, cmd in cmds.items():
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            start = time.perf_counter()
+            proc = subprocess.run(cmd, cwd=cwd, capture_output=True)
+            walls[name].append(time.perf_counter() - start)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpus[name].append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+            codes[name].add(proc.returncode)
+    return {
+        k: (statistics.median(walls[k]), statistics.median(cpus[k]), sorted(codes[k])) for k in cmds
+    }
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--commits", type=int, default=5000)
+    ap.add_argument("--runs", type=int, default=5)
+    args = ap.parse_args()
+    tools = [sys.executable, "-m", "tools"]
+    bad: dict[str, set[int]] = {"trailers": set(), "style": set()}
+    with tempfile.TemporaryDirectory() as tmp:
+        repo = Path(tmp) / "synth"
+        t0 = time.perf_counter()
+        fast_import(repo, _commits(args.commits, bad))
+        build = time.perf_counter() - t0
+        subprocess.run(["git", "branch", "base", f"HEAD~{args.commits}"], cwd=repo, check=True)
+        (repo / ".agents").mkdir()
+        (repo / ".agents/protocol.yaml").write_text("base: base\n")
+
+        # The gates must name exactly the spoiled commits before any figure counts.
+        shas = subprocess.run(
+            ["git", "rev-list", "--reverse", "base..HEAD"],
+            cwd=repo,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.split()
+        for gate in ("trailers", "style"):
+            out = subprocess.run(
+                [*tools, "--format", "json", gate, "check"], cwd=repo, capture_output=True
+            )
+            report = json.loads(out.stdout)["gates"][0]
+            named = {f["commit"] for f in report["findings"] if f["severity"] == "error"}
+            want = {shas[n - 1] for n in bad[gate]}
+            assert named == want, f"{gate}: named {len(named)} commits, expected {len(want)}"
+            assert report["stats"]["commits"] == args.commits
+
+        log_msgs = ["git", "log", "--format=%H%x00%P%x00%B", "base..HEAD"]
+        log_paths = [
+            "git",
+            "log",
+            "-z",
+            "--format=%x01%H%x00%P%x00%ct%x00%B%x00",
+            "--name-status",
+            "-M",
+            "base..HEAD",
+            "--",
+        ]
+        load_before = os.getloadavg()[0]
+        rows = _measure(
+            {
+                "git log --format=%H%x00%P%x00%B": log_msgs,
+                "git log -z --name-status -M (messages + paths)": log_paths,
+                "tools trailers check": [*tools, "trailers", "check"],
+                "tools style check": [*tools, "style", "check"],
+                "tools --help (start-up alone)": [*tools, "--help"],
+            },
+            repo,
+            args.runs,
+        )
+        load_after = os.getloadavg()[0]
+    (msgs_wall, msgs_cpu, _), (paths_wall, paths_cpu, _) = list(rows.values())[:2]
+    print(f"date: {time.strftime('%Y-%m-%d')}")
+    print(f"machine: {_cpu_model()}, nproc {os.cpu_count()}, Python {platform.python_version()}")
+    print(f"load average (1 min) before/after: {load_before:.2f} / {load_after:.2f}")
+    print(
+        f"synthetic repo: {args.commits} agent commits ({len(bad['trailers'])} bad for trailers, "
+        f"{len(bad['style'])} bad for style), built in {build:.1f} s; median of {args.runs} "
+        "interleaved runs"
+    )
+    print(f"  {'command':<48} {'wall ms':>8} {'cpu ms':>7}  {'wall / log':>18}  exit")
+    for name, (wall, cpu, codes) in rows.items():
+        print(
+            f"  {name:<48} {wall * 1000:8.0f} {cpu * 1000:7.0f}  "
+            f"x{wall / msgs_wall:5.1f} | x{wall / paths_wall:5.2f}  {codes}"
+        )
+    print("  (wall / log: against the messages-only git log | the messages + paths git log)")
+
+
+if __name__ == "__main__":
+    main()

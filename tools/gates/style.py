@@ -1,0 +1,107 @@
+"""style: commit style (SPEC §4.3).
+
+Judges the same messages as the trailers gate (range, ``--commit``, message file). The subject
+is git's: the first paragraph, its lines joined by a space (what ``git log --format=%s``
+shows). Merge commits -- two or more parents -- are skipped; the subject text never decides.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from tools.context import Context
+from tools.gates import trailers as trailers_gate
+from tools.gates.trailers import Emit
+from tools.report import GateResult, Rule, Severity
+from tools.trailers import SPACE, find_block, is_blank, split_lines
+
+NAME = "style"
+RULES = [
+    Rule("subject-period", "error", "the subject ends with a period"),
+    Rule("body-missing", "error", "nothing authored between the subject and the marker/trailers"),
+    Rule("subject-length", "warning", "the subject is longer than style.subject_max"),
+    Rule("subject-pattern", "error", "the subject does not match style.subject_pattern"),
+    Rule("range-empty", "info", "the range holds no commit of this branch"),
+]
+
+
+def subject_of(lines: list[str]) -> tuple[str, int] | None:
+    """git's subject (first paragraph, lines joined by a space) and its first line."""
+    start = 0
+    while start < len(lines) and is_blank(lines[start]):
+        start += 1
+    if start == len(lines):
+        return None
+    end = start + 1
+    while end < len(lines) and not is_blank(lines[end]):
+        end += 1
+    return " ".join(line.strip(SPACE) for line in lines[start:end]), start + 1
+
+
+def judge(text: str, cfg: dict[str, Any], marker: str | None, emit: Emit) -> None:
+    """File every style finding of one message through ``emit``."""
+    lines = split_lines(text)
+    found = subject_of(lines)
+    if found is None:
+        if cfg["require_body"]:
+            emit("body-missing", "the message is empty: no subject and no body", None)
+        return
+    subject, line = found
+    if subject.endswith("."):
+        emit("subject-period", f"the subject ends with a period: {subject!r}", line)
+    if len(subject) > cfg["subject_max"]:
+        emit(
+            "subject-length",
+            f"the subject is {len(subject)} characters, over style.subject_max "
+            f"({cfg['subject_max']})",
+            line,
+        )
+    pattern = cfg["subject_pattern"]
+    if pattern is not None and not re.search(pattern, subject):
+        emit("subject-pattern", f"the subject {subject!r} does not match {pattern!r}", line)
+    if cfg["require_body"]:
+        _body(lines, text, line, marker, emit)
+
+
+def _body(lines: list[str], text: str, subject_line: int, marker: str | None, emit: Emit) -> None:
+    # The subject paragraph ends at the first blank line after it.
+    n = subject_line
+    while n <= len(lines) and not is_blank(lines[n - 1]):
+        n += 1
+    stop, upto = len(lines) + 1, "the end of the message"
+    block = find_block(text)
+    if block.start is not None:
+        stop, upto = block.start, "the trailers"
+    if marker is not None:
+        marks = trailers_gate.marker_lines(text, marker)
+        if marks and marks[0] < stop:
+            stop, upto = marks[0], f"the {marker} marker"
+    if any(not is_blank(lines[i - 1]) for i in range(n, stop)):
+        return
+    emit(
+        "body-missing", f"no body: nothing is written between the subject and {upto}", subject_line
+    )
+
+
+def run(ctx: Context) -> GateResult:
+    result = GateResult(NAME)
+    cfg = ctx.config["style"]
+    if not cfg["enabled"]:
+        return result.skip("disabled in config")
+    subjects = trailers_gate.messages(ctx, result)
+    debt = trailers_gate.exceptions(ctx, subjects)
+    marker = ctx.config["trailers"]["marker"]
+
+    def severity(rule: str) -> Severity:
+        return cfg["subject_length"] if rule == "subject-length" else "error"
+
+    skipped = 0
+    for subject in subjects:
+        if subject.is_merge:
+            skipped += 1
+            continue
+        judge(subject.text, cfg, marker, trailers_gate.emitter(result, subject, debt, severity))
+    if skipped:
+        result.stats["merges_skipped"] = skipped
+    return result
