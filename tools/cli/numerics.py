@@ -7,13 +7,24 @@ module itself imports neither, so ``tools --help`` and every other command stay 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from tools.cli.common import command, emit, finish, new_app
-from tools.context import Context, Options
+from tools.options import Options
 from tools.report import GateResult, Report
+
+if TYPE_CHECKING:
+    from tools.context import Context
+
+
+def _context(opts: Options) -> Context:
+    # Loaded here, not at import: the CLI shell stays free of gitpython and jsonschema.
+    from tools.context import Context
+
+    return Context(opts)
+
 
 NoRecord = Annotated[
     bool,
@@ -46,7 +57,7 @@ def register(app: typer.Typer) -> None:
         """Verify hashes and shapes, recompute each case with the current kernel, compare."""
         from tools.numerics import goldens
 
-        ctx = Context(opts)
+        ctx = _context(opts)
         finish(Report([goldens.check(ctx.config, ctx.root, list(cases or []))]), opts)
 
     @golden.command("explain")
@@ -58,7 +69,7 @@ def register(app: typer.Typer) -> None:
         bit-exactly, and each one's max abs error and worst margin."""
         from tools.numerics import goldens
 
-        ctx = Context(opts)
+        ctx = _context(opts)
         result, evaluations = goldens.explain(ctx.config, ctx.root, case)
         if opts.fmt == "text" and evaluations:
             emit(
@@ -79,7 +90,7 @@ def register(app: typer.Typer) -> None:
         from tools.numerics import goldens
         from tools.numerics.common import append_record, display, ledger_path
 
-        ctx = Context(opts)
+        ctx = _context(opts)
         payload = goldens.capture(ctx.config, ctx.root, case, force=force)
         path = ledger_path(ctx.config, ctx.root)
         rid, notices = append_record(path, "golden-capture", payload)
@@ -107,7 +118,7 @@ def register(app: typer.Typer) -> None:
         from tools.numerics import gridtie
         from tools.numerics.common import display, sha256_file
 
-        ctx = Context(opts)
+        ctx = _context(opts)
         where = display(evidence, ctx.root)
         result = gridtie.run_file(evidence, where)
         if not no_record:
@@ -141,7 +152,7 @@ def register(app: typer.Typer) -> None:
         from tools.numerics import topp
         from tools.numerics.common import display
 
-        ctx = Context(opts)
+        ctx = _context(opts)
         where = display(plan, ctx.root)
         result, payload = topp.run_file(plan, ctx.root, where)
         if not no_record:
