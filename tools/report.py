@@ -148,7 +148,8 @@ def render_text(report: Report, *, summary: bool) -> str:
         if status == "skip":
             line += f": {gate.reason}"
         if "commits" in gate.stats:
-            line += f" ({gate.stats['commits']} commits)"
+            n = gate.stats["commits"]
+            line += f" ({n} commit{'' if n == 1 else 's'})"
         lines.append(line)
         for f in gate.findings:
             where = _where(f)
