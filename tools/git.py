@@ -263,6 +263,19 @@ class Git:
             entries = list(_parse_ls(raw, staged=True))
         return next((e.sha for e in entries if e.path == path), None)
 
+    def blob_header(self, rev: str, path: str) -> tuple[str, int] | None:
+        """(object id, size) of ``path`` at ``rev`` without reading its content, or None."""
+        spec: str | None = f"{rev}:{path}"
+        if "\n" in path or not _batch_safe(path):
+            spec = self._entry_sha(rev, path)
+            if spec is None:
+                return None
+        try:
+            sha, kind, size = self.repo.git.get_object_header(spec)
+        except ValueError:
+            return None
+        return (sha.decode("ascii"), int(size)) if kind == b"blob" else None
+
     def staged_blob(self, path: str) -> bytes | None:
         return self.blob("", path)
 

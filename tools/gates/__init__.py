@@ -17,7 +17,7 @@ from tools.report import GateResult
 # preflight reports it as a skip with that reason, never as a pass.
 GATES: dict[str, str | None] = {
     "conflicts": "tools.gates.conflicts",
-    "index": None,
+    "index": "tools.gates.index",
     "trailers": "tools.gates.trailers",
     "style": "tools.gates.style",
     "docs": None,
@@ -25,7 +25,7 @@ GATES: dict[str, str | None] = {
     "now": "tools.gates.now",
     "spec": None,
     "links": None,
-    "ledger": None,
+    "ledger": "tools.gates.ledger",
 }
 
 

@@ -1,0 +1,298 @@
+"""``tools index check|append|merge-driver`` and ``tools ledger verify|merge|show``.
+
+The modules doing the work (git layer, config, table parser, ledger) load inside the commands,
+so that registering these commands costs the CLI's start-up nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from tools.cli.common import EXIT_FAIL, command, emit, new_app, run_gates
+from tools.errors import UsageError
+from tools.options import Options
+
+if TYPE_CHECKING:
+    from tools.git import Git
+
+NO_ROW = "—"  # also index_table.NO_ROW; repeated here for the option's help only
+
+
+# -- shared helpers -----------------------------------------------------------------------------
+def _repo_file(opts: Options, key: str) -> tuple[Git, str, Path]:
+    """The repository, the configured repo-relative path of ``key`` and its full path."""
+    from tools.config import load as load_config
+    from tools.git import Git
+
+    git = Git(opts.repo)
+    cfg, _ = load_config(git.root, opts.config)
+    rel = cfg[key]["path"]
+    return git, rel, git.worktree_path(rel)
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Replace ``path`` with ``data`` via a temp file in the same folder: never half-written.
+    Keeps the file's mode."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tools-tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        try:
+            os.chmod(tmp, path.stat().st_mode & 0o7777)
+        except FileNotFoundError:
+            os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _one_line(value: str, what: str) -> str:
+    value = value.strip()
+    if not value:
+        raise UsageError(f"{what} is empty", where=f"--{what}")
+    if "\n" in value or "\r" in value:
+        raise UsageError(f"{what} must be one line", where=f"--{what}")
+    return value
+
+
+# -- index --------------------------------------------------------------------------------------
+def append_row(text: str, row_line: str) -> tuple[str, int]:
+    """``text`` with ``row_line`` after the table's last line; returns it and the row's line
+    number. Blank lines that end the file stay after the new row; the line ending follows the
+    file's (CRLF stays CRLF)."""
+    lines = text.split("\n")
+    trailing_newline = lines[-1] == ""
+    if trailing_newline:
+        lines.pop()
+    eol = "\r" if lines and lines[-1].endswith("\r") else ""
+    end = len(lines)
+    while end > 0 and not lines[end - 1].strip():
+        end -= 1
+    lines.insert(end, row_line + eol)
+    return "\n".join(lines) + "\n", end + 1
+
+
+def register(app: typer.Typer) -> None:
+    index = new_app("The append-only issue index (.agents/issue-index.md).")
+
+    @index.command("check")
+    @command(check=True, staged=True, range_=True)
+    def index_check(opts: Options) -> None:
+        """Rows only appended at the tail; merges keep every row; no duplicates, no malformed
+        lines; nothing both sides added since the merge base."""
+        run_gates(opts, ["index"])
+
+    @index.command("append")
+    @command()
+    def index_append(
+        opts: Options,
+        issue: Annotated[int, typer.Option("--issue", help="Issue number N (the row's key).")],
+        row: Annotated[str, typer.Option("--row", help=f"Row id, or {NO_ROW} for none.")],
+        title: Annotated[str, typer.Option("--title", help="Title (pipes are escaped).")],
+        kind: Annotated[str, typer.Option("--kind", help="Kind of the issue.")],
+    ) -> None:
+        """Append a well-formed row at the tail; refuse a duplicate issue number (exit 1)."""
+        from tools import index_table
+
+        if issue < 1:
+            raise UsageError("must be a positive issue number", where="--issue")
+        row = row.strip()
+        if row != index_table.NO_ROW and not index_table.ROW_ID.fullmatch(row):
+            raise UsageError(
+                f"{row!r} is not a row id",
+                where="--row",
+                expected=f"[A-Z0-9][A-Za-z0-9_.-]* or {index_table.NO_ROW}",
+            )
+        line = index_table.render_row(
+            issue, row, _one_line(title, "title"), _one_line(kind, "kind")
+        )
+        _, rel, full = _repo_file(opts, "index")
+        if full.is_dir():
+            raise UsageError("is a directory, expected the index file", where=rel)
+        try:
+            at, line = _append_locked(full, rel, issue, line)
+        except OSError as exc:
+            raise UsageError(f"cannot write: {exc.strerror}", where=rel) from None
+        emit(f"appended to {rel}:{at}: {line}\n")
+
+    def _append_locked(full: Path, rel: str, issue: int, line: str) -> tuple[int, str]:
+        from tools import index_table, ledger
+        from tools.git import decode, encode
+
+        full.parent.mkdir(parents=True, exist_ok=True)
+        # Lock the index while reading and replacing it, so concurrent appends serialize.
+        with ledger.locked(full) as fd:
+            size = os.fstat(fd).st_size
+            raw = os.pread(fd, size, 0) if size else b""
+            text = decode(raw) if raw.strip() else index_table.skeleton()
+            table = index_table.parse(text)
+            if table.header_line is None:
+                raise UsageError(
+                    f"no `{index_table.HEADER_LINE}` table header to append under", where=rel
+                )
+            have = next((r for r in table.rows if r.key == issue), None)
+            if have is not None:
+                emit(f"refused: issue #{issue} is already in {rel} (line {have.line})\n", err=True)
+                raise typer.Exit(EXIT_FAIL)
+            new_text, at = append_row(text, line)
+            write_atomic(full, encode(new_text))
+        return at, line
+
+    @index.command("merge-driver")
+    def index_merge_driver(
+        base: Annotated[Path, typer.Argument(help="%O: the merge base's version.")],
+        ours: Annotated[Path, typer.Argument(help="%A: ours; the result is written here.")],
+        theirs: Annotated[Path, typer.Argument(help="%B: theirs.")],
+    ) -> None:
+        """The git merge driver `agent-index`: the ordered union of the three versions.
+
+        Exit 1 (a conflict, marked in the file) when the same issue was added with different
+        text on both sides.
+        """
+        from tools import index_table
+        from tools.git import decode, encode
+
+        texts = []
+        for path in (base, ours, theirs):
+            try:
+                texts.append(decode(path.read_bytes()))
+            except OSError as exc:
+                raise UsageError(f"cannot read: {exc.strerror}", where=str(path)) from None
+        merged, conflicts = index_table.merge3(*texts)
+        write_atomic(ours, encode(merged))
+        for conflict in conflicts:
+            emit(f"agent-index: conflict: {conflict}\n", err=True)
+        if conflicts:
+            raise typer.Exit(EXIT_FAIL)
+
+    app.add_typer(index, name="index")
+
+    led = new_app("The evidence ledger (.agents/ledger.jsonl).")
+
+    @led.command("verify")
+    @command(check=True, staged=True, range_=True)
+    def ledger_verify(opts: Options) -> None:
+        """Every line a record, every id recomputes, no id twice, nothing of the base removed."""
+        run_gates(opts, ["ledger"])
+
+    @led.command("merge")
+    @command()
+    def ledger_merge(
+        opts: Options,
+        files: Annotated[list[Path], typer.Argument(help="Receipt files: a record or a list.")],
+    ) -> None:
+        """Append receipts (from other machines) in order of created, then id; skip records
+        already present. If any record fails verification nothing is written (exit 1)."""
+        from tools import ledger
+
+        _, rel, full = _repo_file(opts, "ledger")
+        records: list[dict[str, Any]] = []
+        failed = []
+        for path in files:
+            for i, record in enumerate(_read_receipt(path)):
+                problem = ledger.verify_record(record)
+                if problem:
+                    failed.append(f"{path} record {i}: {problem}")
+                else:
+                    records.append(record)
+        if failed:
+            for line in failed:
+                emit(f"FAIL {line}\n", err=True)
+            emit(f"nothing written to {rel}: {len(failed)} record(s) failed verification\n")
+            raise typer.Exit(EXIT_FAIL)
+        records.sort(key=lambda r: (r["created"], r["id"]))
+        try:
+            written = ledger.append_records(full, records)
+        except OSError as exc:
+            raise UsageError(f"cannot append: {exc.strerror}", where=rel) from None
+        for notice in getattr(written, "notices", []):
+            emit(f"notice: {notice}\n", err=True)
+        skipped = len({r["id"] for r in records}) - len(written)
+        emit(f"merged {len(written)} record(s) into {rel}; {skipped} already present\n")
+
+    @led.command("show")
+    @command()
+    def ledger_show(
+        opts: Options,
+        kind: Annotated[
+            str | None, typer.Option("--kind", help="Only records of this kind.")
+        ] = None,
+        rid: Annotated[
+            str | None, typer.Option("--id", help="Only this record (an id or a unique prefix).")
+        ] = None,
+    ) -> None:
+        """List records: id, created, kind (json: the records themselves)."""
+        from tools import ledger
+
+        _, rel, full = _repo_file(opts, "ledger")
+        if full.is_dir():
+            raise UsageError("is a directory, expected the ledger file", where=rel)
+        shown: list[dict[str, Any]] = []
+        bad = 0
+        for _, item in ledger.read_records(full):
+            if isinstance(item, ledger.LineError):
+                bad += 1
+                continue
+            if kind is not None and item["kind"] != kind:
+                continue
+            if rid is not None and not item["id"].startswith(rid.lower()):
+                continue
+            shown.append(item)
+        if bad:
+            emit(
+                f"warning: {bad} line(s) of {rel} are not records; see `tools ledger verify`\n",
+                err=True,
+            )
+        if rid is not None and len({r["id"] for r in shown}) > 1:
+            raise UsageError(
+                f"{rid!r} matches {len(shown)} records; give more of the id", where="--id"
+            )
+        if rid is not None and not shown:
+            emit(f"no record {rid!r} in {rel}\n", err=True)
+            raise typer.Exit(EXIT_FAIL)
+        if opts.fmt == "json":
+            emit(json.dumps(shown, ensure_ascii=False, indent=None) + "\n")
+        elif rid is not None:
+            emit(json.dumps(shown[0], ensure_ascii=False, indent=2, sort_keys=True) + "\n")
+        else:
+            for record in shown:
+                emit(f"{record['id'][:12]}  {record['created']}  {record['kind']}\n")
+
+    app.add_typer(led, name="ledger")
+
+
+def _read_receipt(path: Path) -> list[Any]:
+    """The records of one receipt file: a JSON object, or a JSON list of them."""
+    from tools import ledger
+
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot read: {exc.strerror}", where=str(path)) from None
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"not UTF-8 (byte {exc.start})", where=str(path)) from None
+    try:
+        data = ledger.strict_loads(text)
+    except ValueError as exc:
+        raise UsageError(
+            f"not JSON: {' '.join(str(exc).split())}",
+            where=str(path),
+            expected="a record object or a list of them",
+        ) from None
+    if isinstance(data, dict):
+        return [data]
+    if isinstance(data, list):
+        return data
+    raise UsageError(
+        f"a JSON {type(data).__name__}", where=str(path), expected="a record object or a list"
+    )

@@ -1,0 +1,405 @@
+"""index: the append-only issue index, safe under union merges (SPEC §4.1).
+
+Compares the merge base M, the base tip B and the current file (the working tree, the
+index with --staged, or the blob at --head), and walks the range's commits: ordinary commits
+must append at the tail, merges must keep every row of every parent (a union merge
+interleaves, so merges are judged by preservation, not by position).
+"""
+
+from __future__ import annotations
+
+import os
+from collections import OrderedDict
+
+from tools import index_table
+from tools.appendonly import AppendOnly, Entry, blob_starts, is_prefix, read_now
+from tools.context import Context
+from tools.git import Commit, decode
+from tools.index_table import Row, Table
+from tools.report import GateResult, Rule
+
+NAME = "index"
+RULES = [
+    Rule("row-removed", "error", "a row of the merge base is missing now"),
+    Rule("row-edited", "error", "a row of the merge base has different text now"),
+    Rule("row-inserted", "error", "an ordinary commit adds a row above its parent's last row"),
+    Rule("merge-lost-row", "error", "a merge commit lacks or changed a row one parent had"),
+    Rule("row-duplicate", "error", "an issue number appears twice"),
+    Rule("row-malformed", "error", "a table line that is not a row"),
+    Rule("union-duplicate", "error", "the same issue number was added on both sides since M"),
+    Rule("header-changed", "error", "the preamble or the table header differs from the base"),
+    Rule("index-absent", "info", "no index file at the base nor now: nothing to judge"),
+    Rule("range-empty", "info", "the branch has no commits of its own yet"),
+]
+
+_CACHE = 16  # blobs kept while walking: a linear walk and its merges' parents hit it
+
+
+class Snapshot:
+    """The index file at one point, parsed only when a slow path needs the table."""
+
+    def __init__(self, raw: bytes | None):
+        self.raw = raw
+        self._table: Table | None = None
+
+    @property
+    def exists(self) -> bool:
+        return self.raw is not None
+
+    @property
+    def table(self) -> Table:
+        if self._table is None:
+            self._table = index_table.parse(decode(self.raw or b""))
+        return self._table
+
+
+class _Blobs:
+    """The index at commits through the git layer's persistent cat-file processes.
+
+    Commits map to (blob id, size) by a header lookup that reads no content; contents are
+    read once per distinct blob and kept in a small LRU. ``appended`` proves an ordinary
+    commit a pure append without reading its blobs when both are prefixes of the head's
+    file: git's own object hash of the head's first ``size`` bytes names the blob.
+    """
+
+    def __init__(self, ctx: Context, path: str):
+        self.ctx, self.path = ctx, path
+        self._headers: dict[str, tuple[str, int] | None] = {}
+        self._content: OrderedDict[str, Snapshot] = OrderedDict()
+        self._prefix: dict[str, bool] = {}
+        self._ref: bytes | None = None
+        self.reads = 0
+
+    def header(self, sha: str | None) -> tuple[str, int] | None:
+        if sha is None:
+            return None
+        if sha not in self._headers:
+            self._headers[sha] = self.ctx.git.blob_header(sha, self.path)
+        return self._headers[sha]
+
+    def at(self, sha: str | None) -> Snapshot:
+        head = self.header(sha)
+        if head is None:
+            return Snapshot(None)
+        snap = self._content.get(head[0])
+        if snap is None:
+            self.reads += 1
+            snap = Snapshot(self.ctx.git.object(head[0]))
+            self._content[head[0]] = snap
+            if len(self._content) > _CACHE:
+                self._content.popitem(last=False)
+        else:
+            self._content.move_to_end(head[0])
+        return snap
+
+    def use_reference(self, sha: str | None) -> None:
+        """The commit whose file the prefix proofs compare against (the range's head)."""
+        self._ref = self.at(sha).raw if sha else None
+
+    def _is_ref_prefix(self, head: tuple[str, int]) -> bool:
+        oid, size = head
+        if oid not in self._prefix:
+            ref = self._ref
+            view = memoryview(ref) if ref is not None else None
+            self._prefix[oid] = view is not None and blob_starts(
+                oid, size, lambda a, b: view[a:b], len(view)
+            )
+        return self._prefix[oid]
+
+    def prove_ahead(self, pairs: list[tuple[str, str]]) -> None:
+        """Hash the candidates of :meth:`appended` for ``pairs`` up front, on every core:
+        hashlib releases the GIL, and a long range of appends is mostly hashing."""
+        todo: dict[str, tuple[str, int]] = {}
+        for parent, child in pairs:
+            hp, hc = self.header(parent), self.header(child)
+            if hp is None or hc is None or hp[0] == hc[0] or hp[1] > hc[1]:
+                continue
+            for head in (hp, hc):
+                if head[0] not in self._prefix:
+                    todo[head[0]] = head
+        if len(todo) < 8 or self._ref is None:
+            return
+        from concurrent.futures import ThreadPoolExecutor
+
+        workers = min(len(todo), os.cpu_count() or 1)
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            list(pool.map(self._is_ref_prefix, todo.values()))
+
+    def appended(self, parent: str, child: str) -> bool:
+        """Whether ``child``'s file is ``parent``'s with lines added at the end (proved
+        without reading either when both are line-aligned prefixes of the reference)."""
+        hp, hc = self.header(parent), self.header(child)
+        if hp is None or hc is None:
+            return False
+        if hp[0] == hc[0]:
+            return True
+        return hp[1] <= hc[1] and self._is_ref_prefix(hp) and self._is_ref_prefix(hc)
+
+
+def _row_ref(row: Row) -> str:
+    return f"#{row.key}"
+
+
+# -- base-free checks ---------------------------------------------------------------------------
+def _base_free(result: GateResult, path: str, now: Snapshot, check: AppendOnly) -> None:
+    """row-malformed and row-duplicate on the current file; feeds ``check`` with its rows."""
+    if not now.exists:
+        return
+    table = now.table
+    result.stats["rows"] = len(table.rows)
+    for line, why in table.malformed:
+        result.add("row-malformed", "error", why, path=path, line=line)
+    for first, dup in check.feed_all(table.entries()):
+        result.add(
+            "row-duplicate",
+            "error",
+            f"issue #{dup.key} appears twice (first at line {first.line})",
+            path=path,
+            line=dup.line,
+        )
+
+
+# -- against the base ---------------------------------------------------------------------------
+def _against_base(
+    result: GateResult,
+    path: str,
+    base: Snapshot,
+    now: Snapshot,
+    check: AppendOnly,
+    where: str,
+) -> None:
+    """row-removed, row-edited, header-changed: ``now`` against ``base`` (named ``where``)."""
+    if not base.exists:
+        return
+    if not now.exists:
+        now = Snapshot(b"")  # a file gone since the base is judged as emptied
+    elif is_prefix(base.raw or b"", now.raw or b""):
+        check.prefix = True  # appended to: every base row is there, unaltered
+        return
+    for loss in check.losses():
+        if loss.kind == "removed":
+            result.add(
+                "row-removed",
+                "error",
+                f"row #{loss.base.key} (line {loss.base.line} at {where}) is missing",
+                path=path,
+            )
+            continue
+        assert loss.now is not None
+        if loss.kind == "altered":
+            msg = (
+                f"row #{loss.base.key} changed since {where} (line {loss.base.line} there); "
+                "rows are append-only"
+            )
+        else:
+            msg = (
+                f"row #{loss.base.key} moved: line {loss.base.line} at {where}, out of the "
+                "base's order now; rows keep their place"
+            )
+        result.add("row-edited", "error", msg, path=path, line=loss.now.line)
+    old, new = base.table.frame, now.table.frame
+    if old != new:
+        pairs = zip(old, new, strict=False)
+        diff = next((i for i, (a, b) in enumerate(pairs) if a != b), min(len(old), len(new)))
+        result.add(
+            "header-changed",
+            "error",
+            f"the preamble or table header differs from {where} (first at line {diff + 1})",
+            path=path,
+            line=diff + 1,
+        )
+
+
+def _rows_after(old: Snapshot, new: Snapshot) -> list[Row]:
+    """Rows of ``new``; when ``old`` is a prefix of it, only those of the appended part are
+    parsed (the rest are ``old``'s)."""
+    if not is_prefix(old.raw or b"", new.raw or b""):
+        return new.table.rows
+    start = (old.raw or b"").count(b"\n")
+    tail = index_table.split_lines(decode((new.raw or b"")[len(old.raw or b"") :]))
+    parsed = (index_table.parse_row(line, start + i + 1) for i, line in enumerate(tail))
+    return [r for r in parsed if isinstance(r, Row)]
+
+
+def _union_duplicates(
+    result: GateResult, path: str, merge_base: Snapshot, tip: Snapshot, now: Snapshot, ref: str
+) -> None:
+    """Issue numbers added since M both on the base tip and here: a union carries both."""
+    if not tip.exists or not now.exists or tip.raw == merge_base.raw:
+        return
+    old = index_table.quick_keys(decode(merge_base.raw or b""))
+    theirs = {r.key: r for r in _rows_after(merge_base, tip) if r.key not in old}
+    if not theirs:
+        return
+    for row in now.table.rows:
+        if row.key in old or row.key not in theirs:
+            continue
+        other = theirs.pop(row.key)
+        same = "the same row" if other.identity == row.identity else "a different row"
+        result.add(
+            "union-duplicate",
+            "error",
+            f"issue #{row.key} was added since the merge base both here and on {ref} "
+            f"(line {other.line} there, {same}): merging would carry it twice",
+            path=path,
+            line=row.line,
+        )
+
+
+# -- commits ------------------------------------------------------------------------------------
+def _ordinary(
+    result: GateResult,
+    path: str,
+    parent: Snapshot,
+    child: Snapshot,
+    commit: str | None,
+    what: str,
+) -> None:
+    """row-inserted: every row new in ``child`` must come after the parent's last row."""
+    if not parent.exists or not child.exists:
+        return
+    if is_prefix(parent.raw or b"", child.raw or b""):
+        return  # a pure append
+    old = parent.table.keys()
+    rows = child.table.rows
+    last_old = max((i for i, r in enumerate(rows) if r.key in old), default=-1)
+    if last_old < 0:
+        return
+    anchor = rows[last_old]
+    for row in rows[:last_old]:
+        if row.key in old:
+            continue
+        result.add(
+            "row-inserted",
+            "error",
+            f"{what} adds row #{row.key} above row {_row_ref(anchor)} (line {anchor.line}), "
+            "which was already there: append new rows at the tail",
+            commit=commit,
+            path=path,
+            line=row.line,
+        )
+
+
+def _merge(
+    result: GateResult, path: str, parent: Snapshot, child: Snapshot, merge: str, parent_sha: str
+) -> None:
+    """merge-lost-row: every row of ``parent`` is in the merge, unchanged."""
+    if not parent.exists or child.raw == parent.raw:
+        return
+    short = parent_sha[:12]
+    if not child.exists:
+        child = Snapshot(b"")  # the merge deleted the file: every row of the parent is lost
+    child_lines = set((child.raw or b"").split(b"\n"))
+    missing = [ln for ln in (parent.raw or b"").split(b"\n") if ln not in child_lines]
+    if not missing:
+        return  # every line of the parent is there verbatim
+    # Only the missing lines need parsing; the merge's table only when one is a row.
+    parent_rows: list[Entry] = []
+    for raw in missing:
+        row = index_table.parse_row(decode(raw), 0)
+        if isinstance(row, Row):
+            parent_rows.append(row.entry())
+    if not parent_rows:
+        return
+    lines = {e.key: e.line for e in parent.table.entries()}
+    lost = AppendOnly(lambda: parent_rows)
+    lost.feed_all(child.table.entries())
+    for loss in lost.losses():
+        if loss.kind == "moved":
+            continue  # a union merge interleaves: merges are judged by preservation only
+        at = lines.get(loss.base.key)
+        there = f" (line {at} there)" if at else ""
+        if loss.removed:
+            msg = f"the merge lacks row #{loss.base.key} that parent {short} had{there}"
+            line = None
+        else:
+            msg = f"the merge changed row #{loss.base.key} of parent {short}{there}"
+            line = loss.now.line if loss.now else None
+        result.add("merge-lost-row", "error", msg, commit=merge, path=path, line=line)
+
+
+def _touches(commit: Commit, path: str, paths_read: bool) -> bool:
+    """Whether ``commit`` changes ``path``; without the range's changed paths, assume so (the
+    blob headers then settle it cheaply)."""
+    if not paths_read:
+        return True
+    return any(c.path == path or c.old_path == path for c in commit.changes)
+
+
+def _walk(
+    ctx: Context, result: GateResult, path: str, commits: list[Commit], head: str | None
+) -> _Blobs:
+    blobs = _Blobs(ctx, path)
+    blobs.use_reference(head)
+    paths_read = getattr(ctx.opts, "range_paths", True)
+    pairs = []
+    for commit in commits:
+        if commit.is_merge:
+            pairs += [(parent, commit.sha) for parent in commit.parents]
+        elif commit.parents and _touches(commit, path, paths_read):
+            pairs.append((commit.parents[0], commit.sha))
+    blobs.prove_ahead(pairs)
+    for commit in commits:
+        if commit.is_merge:
+            mine = blobs.header(commit.sha)
+            for parent in commit.parents:
+                if blobs.header(parent) == mine or blobs.appended(parent, commit.sha):
+                    continue  # the merge's file is this parent's, or extends it
+                _merge(result, path, blobs.at(parent), blobs.at(commit.sha), commit.sha, parent)
+        elif _touches(commit, path, paths_read):
+            parent = commit.parents[0] if commit.parents else None
+            if parent is not None and blobs.appended(parent, commit.sha):
+                continue
+            child = blobs.at(commit.sha)
+            _ordinary(result, path, blobs.at(parent), child, commit.sha, "the commit")
+    return blobs
+
+
+# -- the gate -----------------------------------------------------------------------------------
+def _absent(result: GateResult, path: str, where: str) -> GateResult:
+    result.add("index-absent", "info", f"{path} exists neither at {where} nor now", path=path)
+    return result
+
+
+def _staged(ctx: Context, result: GateResult, path: str) -> GateResult:
+    head = ctx.git.head()
+    parent = Snapshot(ctx.git.blob(head, path) if head else None)
+    child = Snapshot(ctx.git.staged_blob(path))
+    if not parent.exists and not child.exists:
+        return _absent(result, path, "HEAD")
+    check = AppendOnly(lambda: parent.table.entries())
+    _base_free(result, path, child, check)
+    _against_base(result, path, parent, child, check, "HEAD")
+    _ordinary(result, path, parent, child, None, "the staged change")
+    return result
+
+
+def run(ctx: Context) -> GateResult:
+    result = GateResult(NAME)
+    path = ctx.config["index"]["path"]
+    if ctx.opts.staged:
+        return _staged(ctx, result, path)
+    now = Snapshot(read_now(ctx, path))
+    base = Snapshot(None)
+    # Late binding on purpose: ``base`` is read below, once the range is known.
+    check = AppendOnly(lambda: base.table.entries())
+    _base_free(result, path, now, check)
+    commits = ctx.range_commits(result)
+    if commits is None:  # no base: the base-free checks stand, the rest is a skip
+        if not now.exists:
+            result.add("index-absent", "info", f"{path} does not exist now", path=path)
+        return result
+    sel = ctx.range
+    base = Snapshot(ctx.git.blob(sel.merge_base, path) if sel.merge_base else None)
+    if not base.exists and not now.exists:
+        return _absent(result, path, "the merge base")
+    _against_base(result, path, base, now, check, "the merge base")
+    tip = Snapshot(ctx.git.blob(sel.base, path) if sel.base else None)
+    _union_duplicates(result, path, base, tip, now, sel.base_ref or "the base")
+    blobs = _walk(ctx, result, path, commits, sel.head)
+    if sel.head and not ctx.opts.head:
+        # The working tree is judged; an uncommitted edit is one more ordinary change.
+        head = blobs.at(sel.head)
+        if head.raw != now.raw:
+            _ordinary(result, path, head, now, None, "the uncommitted change")
+    return result

@@ -1,0 +1,240 @@
+"""ledger: the evidence ledger verifies and only grows (SPEC §5).
+
+Streams the current ledger once: every line parses as a record (``ledger-malformed``, a torn
+final line included), every id recomputes (``ledger-record-tampered``), no id twice
+(``ledger-duplicate``); and against the base (the merge base, or HEAD with --staged) no
+record is removed or altered (``ledger-record-removed``), by the append-only check the
+issue index uses too. Only ids and content hashes are kept, never whole records.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from pathlib import Path
+
+from tools import ledger
+from tools.appendonly import AppendOnly, Entry, blob_starts, read_now, worktree_file
+from tools.context import Context
+from tools.errors import UsageError
+from tools.git import decode
+from tools.report import GateResult, Rule
+
+NAME = "ledger"
+RULES = [
+    Rule(ledger.RULE_MALFORMED, "error", "a line that is not a record (or a torn final line)"),
+    Rule(ledger.RULE_TAMPERED, "error", "a record whose id does not recompute"),
+    Rule("ledger-duplicate", "error", "the same record id twice"),
+    Rule("ledger-record-removed", "error", "a record of the base is gone or altered"),
+    Rule("ledger-absent", "info", "no ledger at the base nor now: nothing to judge"),
+    Rule("range-empty", "info", "the branch has no commits of its own yet"),
+]
+
+
+def _label(item: ledger.Scanned) -> str:
+    assert item.id is not None
+    return f"{item.id[:12]}… ({item.kind})" if item.kind else f"{item.id[:12]}…"
+
+
+class Base:
+    """The ledger at the base point, read lazily: whether it starts the current file is
+    proved from its blob id (git's hash of the current file's first bytes), so its content
+    is read only when a keyed comparison is needed."""
+
+    def __init__(self, ctx: Context, rev: str | None, path: str):
+        self._ctx = ctx
+        self.header = ctx.git.blob_header(rev, path) if rev else None
+        self._data: bytes | None = None
+
+    @property
+    def exists(self) -> bool:
+        return self.header is not None
+
+    def data(self) -> bytes:
+        if self._data is None:
+            self._data = self._ctx.git.object(self.header[0]) if self.header else b""
+        return self._data
+
+    def starts(self, read: Callable[[int, int], bytes], size: int) -> bool:
+        """Whether the base's bytes are a line-aligned prefix of the ``size`` bytes that
+        ``read(a, b)`` returns."""
+        if self.header is None:
+            return True
+        return blob_starts(self.header[0], self.header[1], read, size)
+
+
+def _entries(data: bytes) -> Iterator[Entry]:
+    """The base's keyed entries: claimed id -> content hash (malformed lines have no key)."""
+    for item in ledger.scan_bytes(data):
+        if item.id is not None:
+            yield Entry(item.id, item.computed, item.line, _label(item))
+
+
+def judge(
+    result: GateResult,
+    path: str,
+    items: Iterable[ledger.Scanned],
+    base: Base | None,
+    where: str,
+    *,
+    prefix: Callable[[], bool],
+    known: Sequence[str] = (),
+) -> list[str] | None:
+    """Every rule on the scanned lines ``items``, against ``base`` (None: base-free checks
+    only); ``prefix()`` says whether the base's bytes start the current file. ``known`` are
+    the ids of the lines before ``items``, verified by an earlier run. Returns the ids of
+    ``items`` line by line when every line was a verifying record and none repeated (here or
+    with ``known``), else None."""
+    has_base = base is not None and base.exists
+    check = AppendOnly((lambda: _entries(base.data())) if has_base and base else None)
+    check.preload_content_keys(known)
+    records, bad = len(known), 0
+    ids: list[str] | None = []
+    for item in items:
+        if item.error is not None:
+            bad += 1
+            ids = None
+            result.add(item.error.rule, "error", item.error.message, path=path, line=item.line)
+        if item.id is None:
+            continue
+        records += 1
+        if ids is not None:
+            ids.append(item.id)
+        first = check.feed(Entry(item.id, item.computed, item.line))
+        if first is not None:
+            ids = None
+            result.add(
+                "ledger-duplicate",
+                "error",
+                f"record {_label(item)} appears again (first at line {first.line})",
+                path=path,
+                line=item.line,
+            )
+    result.stats["records"] = records
+    result.stats["bad_lines"] = bad
+    if has_base and prefix():
+        check.prefix = True  # the base's bytes start the file: nothing removed or altered
+    for loss in check.losses():
+        at = f"line {loss.base.line} at {where}"
+        if loss.kind == "removed":
+            msg, line = f"record {loss.base.label} ({at}) is gone", None
+        elif loss.kind == "altered":
+            assert loss.now is not None
+            msg = (
+                f"record {loss.base.label} ({at}) was altered: its content no longer hashes "
+                "to what it did there"
+            )
+            line = loss.now.line
+        else:
+            assert loss.now is not None
+            msg = (
+                f"record {loss.base.label} ({at}) was moved out of the base's order: the "
+                "ledger only grows at its end"
+            )
+            line = loss.now.line
+        result.add("ledger-record-removed", "error", msg, path=path, line=line)
+    return ids
+
+
+def _cache_file(ctx: Context, path: str) -> Path | None:
+    """Where the verified prefix of ``path`` is remembered: inside the git directory (never
+    the working tree), one file per ledger path."""
+    try:
+        gitdir = Path(decode(ctx.git.out("rev-parse", "--git-dir")).strip())
+    except UsageError:
+        return None
+    if not gitdir.is_absolute():
+        gitdir = ctx.root / gitdir
+    name = hashlib.sha1(path.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    return gitdir / "tools" / f"ledger-verified-{name}"
+
+
+def _judge_source(
+    ctx: Context,
+    result: GateResult,
+    path: str,
+    base: Base | None,
+    where: str,
+    *,
+    size: int,
+    read: Callable[[int, int], bytes],
+    scan_from: Callable[[int, int], Iterable[ledger.Scanned]],
+    prefix: Callable[[], bool],
+) -> None:
+    """Judge ``size`` bytes readable by ``read``; a prefix verified by an earlier run (same
+    bytes, by sha256) is not re-verified, and a clean result is remembered for the next."""
+    cache = _cache_file(ctx, path)
+    known = ledger.load_verified(cache, read, size) if cache else None
+    start, ids_before = (known.size, known.ids) if known else (0, [])
+    items = scan_from(start, len(ids_before) + 1)
+    ids = judge(result, path, items, base, where, prefix=prefix, known=ids_before)
+    result.stats["cached_bytes"] = start
+    if cache is None or ids is None or (known is not None and known.size == size):
+        return
+    digest = known.digest if known else hashlib.sha256()
+    for at in range(start, size, 1 << 22):
+        digest.update(read(at, min(size, at + (1 << 22))))
+    raw = (known.raw_ids if known else b"") + b"".join(bytes.fromhex(i) for i in ids)
+    ledger.store_verified(cache, size, digest.hexdigest(), raw)
+
+
+def _run_on(
+    ctx: Context, result: GateResult, path: str, base: Base | None, where: str, *, absent: str
+) -> GateResult:
+    """Judge the current ledger; ``absent`` is the message when there is nothing to judge."""
+    full = worktree_file(ctx, path)
+    if full is not None:
+        # A shared lock: appenders wait until the bytes judged here have been read.
+        with ledger.read_locked(full) as (fd, size):
+
+            def read(a: int, b: int) -> bytes:
+                return os.pread(fd, b - a, a)
+
+            _judge_source(
+                ctx,
+                result,
+                path,
+                base,
+                where,
+                size=size,
+                read=read,
+                scan_from=lambda s, n: ledger.scan_file(full, start=s, end=size, first_line=n),
+                prefix=lambda: base is not None and base.starts(read, size),
+            )
+        return result
+    data = read_now(ctx, path)
+    if data is None:
+        if base is None or not base.exists:
+            result.add("ledger-absent", "info", absent, path=path)
+            return result
+        data = b""  # gone since the base: judged as emptied
+    _judge_source(
+        ctx,
+        result,
+        path,
+        base,
+        where,
+        size=len(data),
+        read=lambda a, b: data[a:b],
+        scan_from=lambda s, n: ledger.scan_bytes(data, start=s, first_line=n),
+        prefix=lambda: base is not None and base.starts(lambda a, b: data[a:b], len(data)),
+    )
+    return result
+
+
+def run(ctx: Context) -> GateResult:
+    result = GateResult(NAME)
+    path = ctx.config["ledger"]["path"]
+    if ctx.opts.staged:
+        base = Base(ctx, ctx.git.head(), path)
+        absent = f"{path} exists neither at HEAD nor in the index"
+        return _run_on(ctx, result, path, base, "HEAD", absent=absent)
+    commits = ctx.range_commits(result)
+    if commits is None:  # no base to compare with: the base-free checks still run
+        absent = f"{path} does not exist now (and the base could not be read)"
+        return _run_on(ctx, result, path, None, "", absent=absent)
+    sel = ctx.range
+    base = Base(ctx, sel.merge_base, path)
+    absent = f"{path} exists neither at the merge base nor now"
+    return _run_on(ctx, result, path, base, "the merge base", absent=absent)
