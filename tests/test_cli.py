@@ -125,6 +125,13 @@ def test_cli_module_and_help_import_no_torch() -> None:
     assert "torch" not in mods
 
 
+def test_cli_start_loads_no_git_library_schema_validator_or_yaml() -> None:
+    # `tools --help` must stay instant: these load only when a command runs.
+    mods = _modules_after("import tools.cli.main")
+    for heavy in ("git", "jsonschema", "yaml", "tools.context", "tools.config"):
+        assert heavy not in mods, heavy
+
+
 def test_python_dash_m_tools(dirty: Repo) -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "tools", "--repo", str(dirty.path), "conflicts", "check"],
