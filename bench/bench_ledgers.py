@@ -14,16 +14,17 @@ import argparse
 import os
 import platform
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from measure import cpu_model, median, peak_rss_kib, wall_times  # noqa: E402
 
 from tools.ledger import canonical_json, make_record  # noqa: E402
 
@@ -172,38 +173,9 @@ def measure(
 ) -> tuple[float, list[float], int, int]:
     """(median wall s, all walls, peak RSS KiB of one run, exit code); ``before`` runs
     ahead of each run, outside the timing."""
-    walls, code = [], None
-    for _ in range(runs):
-        before()
-        start = time.perf_counter()
-        proc = subprocess.run(cmd, cwd=cwd, capture_output=True)
-        walls.append(time.perf_counter() - start)
-        code = proc.returncode
+    walls, codes = wall_times(cmd, cwd, runs, before)
     before()
-    rss = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "import resource,subprocess,sys;subprocess.run(sys.argv[1:],capture_output=True);"
-            "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)",
-            *cmd,
-        ],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
-    return statistics.median(walls), walls, int(rss), int(code or 0)
-
-
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
+    return median(walls), walls, peak_rss_kib(cmd, cwd), max(codes)
 
 
 def main() -> None:

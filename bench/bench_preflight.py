@@ -11,8 +11,6 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import resource
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -20,47 +18,26 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from measure import cpu_model, median, peak_rss_kib, wall_times  # noqa: E402
 from synth import fast_import, many_files  # noqa: E402
 
-MESSAGE = "Touch file {n}\n\nBody of commit {n}.\n"
+# Messages that keep the default protocol, so the timed run is a realistic green preflight.
+MESSAGE = (
+    "Touch file {n}\n\nBody of commit {n}.\n\nFOLLOWING_AGENTS_PROTOCOL\n\n"
+    "Following-Agents-Protocol: true\nAI-Assisted: false\n"
+)
 
 
 def _commits(files: int, commits: int):
-    yield "Initial import\n\nAll files.\n", many_files(files, lambda i: f"// file {i}\n".encode())
+    yield MESSAGE.format(n=0), many_files(files, lambda i: f"// file {i}\n".encode())
     for n in range(1, commits):
         i = (n * 7919) % files
         yield MESSAGE.format(n=n), {f"src/d{i // 500:03d}/f{i:05d}.cc": f"// v{n}\n".encode()}
 
 
-def _timed(cmd: list[str], cwd: Path) -> tuple[float, int, int]:
-    """(wall seconds, exit code, peak RSS KiB of this child)."""
-    start = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=cwd, capture_output=True)
-    wall = time.perf_counter() - start
-    return wall, proc.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-
-
 def _median_run(cmd: list[str], cwd: Path, runs: int) -> tuple[float, int, str]:
-    walls, codes = [], set()
-    for _ in range(runs):
-        wall, code, _ = _timed(cmd, cwd)
-        walls.append(wall)
-        codes.add(code)
-    # Peak RSS measured in a separate child so the figure is this command's own.
-    rss = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "import resource,subprocess,sys;subprocess.run(sys.argv[1:],capture_output=True);"
-            "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)",
-            *cmd,
-        ],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
-    return statistics.median(walls), int(rss), ",".join(map(str, sorted(codes)))
+    walls, codes = wall_times(cmd, cwd, runs)
+    return median(walls), peak_rss_kib(cmd, cwd), ",".join(map(str, sorted(codes)))
 
 
 def main() -> None:
@@ -78,7 +55,9 @@ def main() -> None:
         # The repository's protocol: the branch's own commits start 50 commits back.
         subprocess.run(["git", "branch", "base", "HEAD~50"], cwd=repo, check=True)
         (repo / ".agents").mkdir()
-        (repo / ".agents/protocol.yaml").write_text("base: base\n")
+        (repo / ".agents/protocol.yaml").write_text(
+            "base: base\npreflight:\n  gates: [conflicts, index, trailers, style, now, ledger]\n"
+        )
         (repo / ".agents/NOW.md").write_text(
             "# NOW\n<!-- now-updated: 2026-01-01 -->\n## Live claims\n## Current gate\n"
             "## Next actions\n"
@@ -93,10 +72,7 @@ def main() -> None:
             [*tools, "preflight", "--staged"], cwd=repo, capture_output=True, text=True
         ).stdout
     print(f"date: {time.strftime('%Y-%m-%d')}")
-    print(
-        f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-        f"Python {platform.python_version()}"
-    )
+    print(f"machine: {cpu_model()}, {os.cpu_count()} cores, Python {platform.python_version()}")
     print(f"synthetic repo: {args.files} files, {args.commits} commits (built in {build:.1f} s)")
     print(
         f"tools preflight --staged: median {pre_wall * 1000:.0f} ms of {args.runs}, "

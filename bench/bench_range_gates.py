@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from measure import cpu_model  # noqa: E402
 from synth import fast_import  # noqa: E402
 
 MARKER = "FOLLOWING_AGENTS_PROTOCOL"
@@ -90,16 +91,6 @@ def _measure(cmds: dict[str, list[str]], cwd: Path, runs: int) -> dict[str, tupl
     }
 
 
-def _cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--commits", type=int, default=5000)
@@ -160,7 +151,7 @@ def main() -> None:
         load_after = os.getloadavg()[0]
     (msgs_wall, msgs_cpu, _), (paths_wall, paths_cpu, _) = list(rows.values())[:2]
     print(f"date: {time.strftime('%Y-%m-%d')}")
-    print(f"machine: {_cpu_model()}, nproc {os.cpu_count()}, Python {platform.python_version()}")
+    print(f"machine: {cpu_model()}, nproc {os.cpu_count()}, Python {platform.python_version()}")
     print(f"load average (1 min) before/after: {load_before:.2f} / {load_after:.2f}")
     print(
         f"synthetic repo: {args.commits} agent commits ({len(bad['trailers'])} bad for trailers, "

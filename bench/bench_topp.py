@@ -27,6 +27,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 BATCH, VOCAB, SEED, P = 64, 154856, 42, 0.949999988079071
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from measure import cpu_model, median, peak_rss_kib, wall_times  # noqa: E402
+
 METHODS = ("stock", "split", "binary64")
 
 
@@ -99,38 +102,8 @@ def run_gate(runs: int) -> tuple[float, int, int]:
         "numerics/topp-plan.yaml",
         "--no-record",
     ]
-    walls, code = [], 0
-    for _ in range(runs):
-        start = time.perf_counter()
-        proc = subprocess.run(cmd, cwd=ROOT, capture_output=True)
-        walls.append(time.perf_counter() - start)
-        code = max(code, proc.returncode)
-    rss = int(
-        subprocess.run(
-            [
-                sys.executable,
-                "-c",
-                "import resource,subprocess,sys;subprocess.run(sys.argv[1:],capture_output=True);"
-                "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)",
-                *cmd,
-            ],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-    )
-    return statistics.median(walls), rss, code
-
-
-def _cpu() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
+    walls, codes = wall_times(cmd, ROOT, runs)
+    return median(walls), peak_rss_kib(cmd, ROOT), max(codes)
 
 
 def main() -> None:
@@ -142,7 +115,7 @@ def main() -> None:
     if args.worker:
         worker(args.worker, args.runs)
         return
-    print(f"machine: nproc {os.cpu_count()}, {_cpu()}; python {platform.python_version()}")
+    print(f"machine: nproc {os.cpu_count()}, {cpu_model()}; python {platform.python_version()}")
     print(f"shape: batch {BATCH} x vocab {VOCAB}, seed {SEED}, p {P}; median of {args.runs}")
     results = {m: run_method(m, args.runs) for m in METHODS}
     med = {m: statistics.median(r["times"]) for m, r in results.items()}

@@ -1,0 +1,60 @@
+"""Measuring helpers shared by the benchmarks: the CPU's name, a command's wall times and a
+command's own peak RSS."""
+
+from __future__ import annotations
+
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+# A fresh interpreter runs the command once and reports the peak RSS of its only child, so the
+# figure is the command's own and not the benchmark's.
+_RSS_PROBE = (
+    "import resource,subprocess,sys;subprocess.run(sys.argv[1:],capture_output=True);"
+    "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)"
+)
+
+
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def peak_rss_kib(cmd: list[str], cwd: Path) -> int:
+    out = subprocess.run(
+        [sys.executable, "-c", _RSS_PROBE, *cmd],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    return int(out.strip())
+
+
+def wall_times(
+    cmd: list[str], cwd: Path, runs: int, before: Callable[[], None] = lambda: None
+) -> tuple[list[float], set[int]]:
+    """Wall seconds of ``runs`` runs and the exit codes seen; ``before`` runs ahead of each
+    run, outside the timing."""
+    walls: list[float] = []
+    codes: set[int] = set()
+    for _ in range(runs):
+        before()
+        start = time.perf_counter()
+        proc = subprocess.run(cmd, cwd=cwd, capture_output=True)
+        walls.append(time.perf_counter() - start)
+        codes.add(proc.returncode)
+    return walls, codes
+
+
+def median(values: list[float]) -> float:
+    return statistics.median(values)
