@@ -139,3 +139,29 @@ def test_paths_that_escape_are_refused(path: str) -> None:
 @pytest.mark.parametrize("path", ["a", "a/b/../c", ".agents/x.md", "./a"])
 def test_paths_inside_are_accepted(path: str) -> None:
     assert config_mod.is_repo_relative(path)
+
+
+def test_load_yaml_refuses_a_duplicate_key() -> None:
+    import yaml
+
+    with pytest.raises(yaml.YAMLError, match="duplicate key 'a'"):
+        config_mod.load_yaml("a: 1\nb: 2\na: 3\n")
+    assert config_mod.load_yaml("a: 1\nb: {a: 2}\n") == {"a": 1, "b": {"a": 2}}
+
+
+def test_validate_against_names_file_key_path_and_expectation() -> None:
+    from tools.errors import UsageError
+
+    case = {"name": 3, "batch": 1, "vocab": 1, "seed": 0, "p": 0.5}
+    with pytest.raises(UsageError) as info:
+        config_mod.validate_against({"cases": [case]}, "topp-plan.schema.json", "p.yaml")
+    assert info.value.where == "p.yaml: cases[0].name" and info.value.expected == "string"
+
+
+def test_exact_integers_refuse_a_float_the_default_accepts() -> None:
+    from tools.errors import UsageError
+
+    evidence = {"schema": "tools.grid-tie/1", "top_n": 2.0, "max_divergent": 0, "prompts": []}
+    config_mod.validate_against(evidence, "grid-tie.schema.json", "e.json")
+    with pytest.raises(UsageError, match=r"e\.json: top_n: wrong type \(float\)"):
+        config_mod.validate_against(evidence, "grid-tie.schema.json", "e.json", exact_integers=True)

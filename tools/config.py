@@ -36,13 +36,18 @@ def _data(name: str) -> str:
 
 
 @cache
+def load_schema(name: str) -> dict[str, Any]:
+    """The JSON Schema ``tools/data/<name>``, read once."""
+    return json.loads(_data(name))
+
+
 def schema() -> dict[str, Any]:
-    return json.loads(_data("protocol.schema.json"))
+    return load_schema("protocol.schema.json")
 
 
 @cache
 def _defaults() -> dict[str, Any]:
-    return yaml.load(_data("defaults.yaml"), Loader=_StrictLoader)
+    return load_yaml(_data("defaults.yaml"))
 
 
 def defaults() -> dict[str, Any]:
@@ -66,6 +71,11 @@ def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool
 
 
 _StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+
+
+def load_yaml(text: str) -> Any:
+    """Safe-load YAML, refusing a duplicate key (``yaml.YAMLError`` names it and its line)."""
+    return yaml.load(text, Loader=_StrictLoader)
 
 
 def key_path(parts: Any) -> str:
@@ -154,14 +164,45 @@ def _describe(error: jsonschema.ValidationError) -> tuple[list[Any], str, str]:
     return path, error.message, str(error.validator_value)
 
 
-def validate(data: Any, source: str) -> None:
-    """Validate a config mapping; raise one UsageError naming file, key path and expectation."""
-    validator = jsonschema.Draft202012Validator(schema(), format_checker=_FORMATS)
+def _is_exact_integer(checker: Any, instance: object) -> bool:
+    return isinstance(instance, int) and not isinstance(instance, bool)
+
+
+# Draft 2020-12 counts 1.0 as an integer; data whose integers are counts, ids or seeds wants
+# the written type to be an integer too.
+_ExactIntegerValidator = jsonschema.validators.extend(
+    jsonschema.Draft202012Validator,
+    type_checker=jsonschema.Draft202012Validator.TYPE_CHECKER.redefine(
+        "integer", _is_exact_integer
+    ),
+)
+
+
+@cache
+def _validator(schema_name: str, exact_integers: bool) -> Any:
+    cls = _ExactIntegerValidator if exact_integers else jsonschema.Draft202012Validator
+    return cls(load_schema(schema_name), format_checker=_FORMATS)
+
+
+def validate_against(
+    data: Any, schema_name: str, source: str, *, exact_integers: bool = False
+) -> None:
+    """Validate ``data`` against the schema ``tools/data/<schema_name>``; the most relevant
+    error becomes one UsageError naming ``source``, the key path and the expectation.
+
+    ``exact_integers``: ``integer`` accepts only ints (not ``1.0``, not booleans).
+    """
+    validator = _validator(schema_name, exact_integers)
     errors = sorted(validator.iter_errors(data), key=lambda e: (len(e.absolute_path), str(e)))
     if errors:
         error = jsonschema.exceptions.best_match(errors)
         path, problem, expected = _describe(error)
         raise UsageError(problem, where=f"{source}: {key_path(path)}", expected=expected)
+
+
+def validate(data: Any, source: str) -> None:
+    """Validate a config mapping; raise one UsageError naming file, key path and expectation."""
+    validate_against(data, "protocol.schema.json", source)
     _check_groups(data, source)
 
 
@@ -218,7 +259,7 @@ def load_file(path: Path, *, display: str) -> dict[str, Any]:
     except OSError as exc:
         raise UsageError(f"cannot read config: {exc.strerror}", where=display) from None
     try:
-        data = yaml.load(raw.decode("utf-8"), Loader=_StrictLoader)
+        data = load_yaml(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:
         raise UsageError(f"not UTF-8 (byte {exc.start})", where=display) from None
     except yaml.YAMLError as exc:

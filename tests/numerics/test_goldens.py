@@ -274,7 +274,7 @@ def test_a_shape_that_differs_from_the_manifest_is_tampered(repo: Repo) -> None:
 @pytest.mark.parametrize(
     "edit,field",
     [
-        (lambda m: m.pop("oracle"), "missing key `oracle`"),
+        (lambda m: m.pop("oracle"), "'oracle' is a required property"),
         (lambda m: m["outputs"]["out"].update(dtype="float128"), "outputs.out.dtype"),
         (lambda m: m.update(tolerance={"other": "exact"}), "tolerance"),
         (lambda m: m.update(tolerance={"out": "close"}), "tolerance.out"),
@@ -299,6 +299,41 @@ def test_a_malformed_manifest_is_exit_2_naming_the_field(repo: Repo, edit, field
     assert run.exit_code == 2
     assert run.stderr.startswith("error: goldens/m/manifest.yaml") and field in run.stderr
     assert "Traceback" not in run.stderr and len(run.stderr.splitlines()) == 1
+
+
+def test_a_duplicate_key_in_a_manifest_is_exit_2(repo: Repo) -> None:
+    folder = write_case(
+        repo,
+        "dup",
+        "tests.numerics.ops:const",
+        {"x": one(0.0)},
+        {"out": one(0.0)},
+        {"out": "exact"},
+        args={"value": 0.0},
+    )
+    text = (folder / "manifest.yaml").read_text()
+    (folder / "manifest.yaml").write_text(text + "seed: 1\n")  # `seed` a second time
+    run = repo.tools("golden", "check")
+    assert run.exit_code == 2
+    assert run.stderr.startswith("error: goldens/dup/manifest.yaml")
+    assert "duplicate key 'seed'" in run.stderr and len(run.stderr.splitlines()) == 1
+
+
+def test_a_numeric_seed_written_as_a_float_is_exit_2(repo: Repo) -> None:
+    folder = write_case(
+        repo,
+        "f",
+        "tests.numerics.ops:const",
+        {"x": one(0.0)},
+        {"out": one(0.0)},
+        {"out": "exact"},
+        args={"value": 0.0},
+    )
+    manifest = yaml.safe_load((folder / "manifest.yaml").read_text())
+    manifest["seed"] = 1.0
+    (folder / "manifest.yaml").write_text(yaml.safe_dump(manifest))
+    run = repo.tools("golden", "check")
+    assert run.exit_code == 2 and "goldens/f/manifest.yaml: seed" in run.stderr
 
 
 def test_an_op_that_cannot_be_imported_is_exit_2(repo: Repo) -> None:

@@ -283,6 +283,24 @@ def test_a_malformed_plan_is_exit_2(repo: Repo, edit, needle: str) -> None:
     assert len(run.stderr.splitlines()) == 1
 
 
+def test_a_duplicate_key_in_a_plan_is_exit_2(repo: Repo) -> None:
+    plan = {"kernels": {"stock": STOCK}, "cases": [dict(SMALL)]}
+    text = yaml.safe_dump(plan, sort_keys=False)
+    repo.write("plan.yaml", text + "kernels: {split: " + SPLIT + "}\n")
+    run = repo.tools("numerics", "topp-count", str(repo.path / "plan.yaml"))
+    assert run.exit_code == 2, run.stdout
+    assert run.stderr.startswith("error: plan.yaml") and "duplicate key 'kernels'" in run.stderr
+    assert len(run.stderr.splitlines()) == 1
+
+
+def test_numbers_written_as_yaml_strings_are_still_numbers(repo: Repo) -> None:
+    # YAML 1.1 reads `1e0` as a string; the plan accepts a string that is a plain number.
+    plan = {"kernels": {"stock": STOCK}, "cases": [{**SMALL, "scale": "1e0"}]}
+    repo.write("plan.yaml", yaml.safe_dump(plan))
+    run = repo.tools("numerics", "topp-count", str(repo.path / "plan.yaml"), "--no-record")
+    assert run.exit_code == 0, run.stderr
+
+
 # -- the record -----------------------------------------------------------------------------------
 def test_the_topp_count_record_carries_the_input_sha256s(repo: Repo) -> None:
     plan = {"kernels": {"split": SPLIT}, "cases": [SMALL]}

@@ -20,6 +20,7 @@ from typing import Any
 import torch
 import yaml
 
+from tools.config import load_yaml, validate_against
 from tools.errors import UsageError
 from tools.numerics import tensors
 from tools.numerics.common import display, fmt, import_op, sha256_bytes, sha256_file
@@ -34,19 +35,7 @@ RULES = [
     Rule("golden-mismatch", "error", "the kernel no longer reproduces the golden within tolerance"),
     Rule("golden-result", "info", "one case's figures: bit-exact count, max abs error, margin"),
 ]
-_TOP_KEYS = {
-    "op",
-    "variant",
-    "args",
-    "inputs",
-    "outputs",
-    "tolerance",
-    "seed",
-    "generator",
-    "oracle",
-}
-_REQUIRED = ("op", "inputs", "outputs", "tolerance", "seed", "oracle")
-_TENSOR_KEYS = {"file", "sha256", "dtype", "shape", "init"}
+SCHEMA = "golden-manifest.schema.json"
 _INIT = {
     "randn": {"scale": 1.0, "shift": 0.0},
     "uniform": {"low": 0.0, "high": 1.0},
@@ -112,90 +101,49 @@ def _number(value: Any, where: str) -> float:
 
 
 def _tolerance(value: Any, where: str) -> Tolerance:
-    if value in ("exact", "bitwise"):
+    # The schema has checked the shape: `exact`, `bitwise` or a non-empty {atol, rtol}.
+    if isinstance(value, str):
         return Tolerance(value)
-    if isinstance(value, dict):
-        unknown = set(value) - {"atol", "rtol"}
-        if unknown or not value:
-            raise UsageError(
-                f"unknown key(s) {sorted(unknown)}",
-                where=where,
-                expected="exact, bitwise or {atol, rtol}",
-            )
-        return Tolerance(
-            "tol",
-            _number(value.get("atol", 0), f"{where}.atol"),
-            _number(value.get("rtol", 0), f"{where}.rtol"),
-        )
-    raise UsageError(
-        f"{value!r} is not a tolerance", where=where, expected="exact, bitwise or {atol, rtol}"
+    return Tolerance(
+        "tol",
+        _number(value.get("atol", 0), f"{where}.atol"),
+        _number(value.get("rtol", 0), f"{where}.rtol"),
     )
 
 
-def _tensor(name: str, value: Any, where: str, *, recipe: bool, is_input: bool) -> TensorSpec:
-    if not isinstance(value, dict):
-        raise UsageError("is not a mapping", where=where, expected="{file, sha256, dtype, shape}")
-    unknown = set(value) - (_TENSOR_KEYS if is_input else _TENSOR_KEYS - {"init"})
-    if unknown:
-        raise UsageError(f"unknown key(s) {sorted(unknown)}", where=where)
+def _tensor(
+    name: str, value: dict[str, Any], where: str, *, recipe: bool, is_input: bool
+) -> TensorSpec:
+    # The schema has checked keys and types; what remains depends on the file system or on
+    # whether this is a recipe (capture fills in files, hashes and output dtypes/shapes).
     file = value.get("file", f"{name}.npy" if recipe else None)
-    if not isinstance(file, str) or not file or file.startswith("/") or ".." in Path(file).parts:
+    if not isinstance(file, str) or file.startswith("/") or ".." in Path(file).parts:
         raise UsageError(
             f"{file!r} is not a file name inside the case folder", where=f"{where}.file"
         )
     sha = value.get("sha256")
     if sha is None and not recipe:
         raise UsageError("missing", where=f"{where}.sha256", expected="the file's sha256 hex")
-    if sha is not None and (
-        not isinstance(sha, str)
-        or len(sha) != 64
-        or any(ch not in "0123456789abcdef" for ch in sha)
-    ):
-        raise UsageError(f"{sha!r} is not a sha256 hex digest", where=f"{where}.sha256")
     dtype = value.get("dtype")
     if dtype is None and (not recipe or is_input):
         raise UsageError("missing", where=f"{where}.dtype", expected=", ".join(DTYPES))
-    if dtype is not None and dtype not in DTYPES:
-        raise UsageError(
-            f"{dtype!r} is not a dtype", where=f"{where}.dtype", expected=", ".join(DTYPES)
-        )
     shape = value.get("shape")
     if shape is None and (not recipe or is_input):
         raise UsageError("missing", where=f"{where}.shape", expected="a list of sizes")
-    if shape is not None and (
-        not isinstance(shape, list)
-        or not all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in shape)
-    ):
-        raise UsageError(f"{shape!r} is not a list of sizes", where=f"{where}.shape")
     init = value.get("init")
     if init is not None:
         init = _init(init, f"{where}.init")
     return TensorSpec(name, file, sha, dtype, shape, init)
 
 
-def _init(value: Any, where: str) -> dict[str, Any]:
-    if not isinstance(value, dict) or value.get("dist") not in _INIT:
-        raise UsageError(
-            f"{value!r} is not an init recipe",
-            where=where,
-            expected="{dist: randn|uniform|randint|full, ...}",
-        )
-    allowed = set(_INIT[value["dist"]]) | {"dist"}
-    unknown = set(value) - allowed
-    if unknown:
-        raise UsageError(
-            f"unknown key(s) {sorted(unknown)}", where=where, expected=", ".join(sorted(allowed))
-        )
+def _init(value: dict[str, Any], where: str) -> dict[str, Any]:
+    # The schema has checked the dist and its keys; defaults and numbers-as-strings are here.
     out: dict[str, Any] = {"dist": value["dist"]}
     for key, default in _INIT[value["dist"]].items():
         raw = value.get(key, default)
         if isinstance(default, int):
-            if not isinstance(raw, int) or isinstance(raw, bool):
-                raise UsageError(f"{raw!r} is not an integer", where=f"{where}.{key}")
             out[key] = raw
         else:
-            if isinstance(raw, bool) or not isinstance(raw, (int, float, str)):
-                raise UsageError(f"{raw!r} is not a number", where=f"{where}.{key}")
             try:
                 out[key] = float(raw)
             except ValueError:
@@ -208,50 +156,24 @@ def load_case(case_dir: Path, root: Path, *, recipe: bool = False) -> Case:
     path = case_dir / MANIFEST
     where = display(path, root)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = load_yaml(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise UsageError("no manifest.yaml", where=display(case_dir, root)) from None
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise UsageError(f"cannot read: {' '.join(str(exc).split())}", where=where) from None
-    if not isinstance(data, dict):
-        raise UsageError("is not a mapping", where=where)
-    unknown = set(data) - _TOP_KEYS
-    if unknown:
-        raise UsageError(
-            f"unknown key(s) {sorted(unknown)}", where=where, expected=", ".join(sorted(_TOP_KEYS))
-        )
-    for key in _REQUIRED:
-        if key not in data:
-            raise UsageError(f"missing key `{key}`", where=where)
-    op = data["op"]
-    if not isinstance(op, str) or op.count(":") != 1:
-        raise UsageError(f"{op!r} is not `module:function`", where=f"{where}: op")
-    variant = data.get("variant")
-    if variant is not None and not isinstance(variant, str):
-        raise UsageError(f"{variant!r} is not a string", where=f"{where}: variant")
+    validate_against(data, SCHEMA, where, exact_integers=True)
+    # What a schema cannot say: keyword names are strings, `variant` is not an argument.
     args = data.get("args") or {}
-    if not isinstance(args, dict) or not all(isinstance(k, str) for k in args):
+    if not all(isinstance(k, str) for k in args):
         raise UsageError("is not a mapping of keyword arguments", where=f"{where}: args")
     if "variant" in args:
         raise UsageError(
             "name the variant with the top-level `variant` key", where=f"{where}: args.variant"
         )
-    seed = data["seed"]
-    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
-        raise UsageError(f"{seed!r} is not a non-negative integer", where=f"{where}: seed")
-    generator = data.get("generator")
-    if generator is not None and not isinstance(generator, str):
-        raise UsageError(f"{generator!r} is not a string", where=f"{where}: generator")
-    oracle = data["oracle"]
-    if not isinstance(oracle, dict) or not isinstance(oracle.get("source"), str):
-        raise UsageError(
-            "must name at least `source` (and the upstream `commit`)", where=f"{where}: oracle"
-        )
+    op, variant, seed = data["op"], data.get("variant"), data["seed"]
+    generator, oracle = data.get("generator"), data["oracle"]
     specs: dict[str, dict[str, TensorSpec]] = {}
     for section in ("inputs", "outputs"):
-        block = data[section]
-        if not isinstance(block, dict) or not block:
-            raise UsageError("is not a non-empty mapping", where=f"{where}: {section}")
         specs[section] = {
             str(name): _tensor(
                 str(name),
@@ -260,14 +182,12 @@ def load_case(case_dir: Path, root: Path, *, recipe: bool = False) -> Case:
                 recipe=recipe,
                 is_input=section == "inputs",
             )
-            for name, value in block.items()
+            for name, value in data[section].items()
         }
     files = [s.file for sec in specs.values() for s in sec.values()]
     if len(set(files)) != len(files):
         raise UsageError("two tensors share one file", where=f"{where}: inputs/outputs")
     tol_block = data["tolerance"]
-    if not isinstance(tol_block, dict):
-        raise UsageError("is not a mapping", where=f"{where}: tolerance")
     if set(tol_block) != set(specs["outputs"]):
         raise UsageError(
             f"names {sorted(tol_block)}, outputs are {sorted(specs['outputs'])}",

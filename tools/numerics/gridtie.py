@@ -22,12 +22,14 @@ from typing import Any
 
 import numpy as np
 
+from tools.config import validate_against
 from tools.errors import UsageError
 from tools.numerics.common import fmt, num
 from tools.report import GateResult, Rule
 
 NAME = "grid-tie"
 SCHEMA = "tools.grid-tie/1"
+SCHEMA_FILE = "grid-tie.schema.json"
 REGISTERED_RULE = "pp4-r12-logit-grid-tie"
 CLAMP = -9999.0
 
@@ -86,26 +88,6 @@ def _no_dupes(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return dict(pairs)
 
 
-def _int(obj: dict[str, Any], key: str, where: str, *, minimum: int = 0) -> int:
-    value = obj[key]
-    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
-        raise UsageError(f"{value!r} is not an integer >= {minimum}", where=f"{where}.{key}")
-    return value
-
-
-def _keys(obj: Any, where: str, required: Sequence[str], optional: Sequence[str]) -> None:
-    if not isinstance(obj, dict):
-        raise UsageError("is not an object", where=where)
-    missing = [k for k in required if k not in obj]
-    if missing:
-        raise UsageError(f"missing key(s) {missing}", where=where)
-    unknown = sorted(set(obj) - set(required) - set(optional))
-    if unknown:
-        raise UsageError(
-            f"unknown key(s) {unknown}", where=where, expected=", ".join([*required, *optional])
-        )
-
-
 def parse_evidence(text: str, where: str) -> Evidence:
     """Validate the evidence JSON. Malformed evidence is a UsageError (exit 2) naming the field;
     a NaN or Infinity logprob is evidence (judged ``nonfinite``), not malformation."""
@@ -113,76 +95,38 @@ def parse_evidence(text: str, where: str) -> Evidence:
         data = json.loads(text, object_pairs_hook=_no_dupes)
     except ValueError as exc:
         raise UsageError(f"not JSON: {exc}", where=where) from None
-    _keys(data, where, ("schema", "top_n", "max_divergent", "prompts"), ("note",))
-    if data["schema"] != SCHEMA:
+    # Another version is another structure: name the version rather than its first difference.
+    if isinstance(data, dict) and data.get("schema", SCHEMA) != SCHEMA:
         raise UsageError(
             f"unknown schema {data['schema']!r}", where=f"{where}: schema", expected=SCHEMA
         )
-    top_n = _int(data, "top_n", f"{where}: ", minimum=1)
-    max_div = _int(data, "max_divergent", f"{where}: ")
-    if not isinstance(data["prompts"], list):
-        raise UsageError("is not a list", where=f"{where}: prompts")
+    validate_against(data, SCHEMA_FILE, where, exact_integers=True)
+    # What the schema cannot say: a prompt, and a token id within one top list, appear once.
     prompts = []
     seen: set[Any] = set()
     for i, raw in enumerate(data["prompts"]):
         at = f"{where}: prompts[{i}]"
-        _keys(
-            raw,
-            at,
-            ("prompt", "diverged"),
-            (
+        pid = raw["prompt"]
+        if pid in seen:
+            raise UsageError(f"prompt {pid!r} appears twice", where=f"{at}.prompt")
+        seen.add(pid)
+        top = None
+        if "top" in raw:
+            top = [(entry["id"], float(entry["logprob"])) for entry in raw["top"]]
+            ids = [t for t, _ in top]
+            if len(set(ids)) != len(ids):
+                raise UsageError("a token id appears twice", where=f"{at}.top")
+        fields = {
+            key: raw.get(key)
+            for key in (
                 "experiment_token",
                 "reference_token",
                 "experiment_tokens",
                 "reference_tokens",
-                "top",
-                "note",
-            ),
-        )
-        if not isinstance(raw["diverged"], bool):
-            raise UsageError(f"{raw['diverged']!r} is not true/false", where=f"{at}.diverged")
-        pid = raw["prompt"]
-        if isinstance(pid, bool) or not isinstance(pid, (int, str)):
-            raise UsageError(f"{pid!r} is not an integer or string", where=f"{at}.prompt")
-        if pid in seen:
-            raise UsageError(f"prompt {pid!r} appears twice", where=f"{at}.prompt")
-        seen.add(pid)
-        if raw["diverged"]:
-            _keys(
-                raw,
-                at,
-                (
-                    "prompt",
-                    "diverged",
-                    "experiment_token",
-                    "reference_token",
-                    "experiment_tokens",
-                    "reference_tokens",
-                    "top",
-                ),
-                ("note",),
             )
-        fields = {}
-        for key in ("experiment_token", "reference_token", "experiment_tokens", "reference_tokens"):
-            fields[key] = _int(raw, key, at) if key in raw else None
-        top = None
-        if "top" in raw:
-            if not isinstance(raw["top"], list):
-                raise UsageError("is not a list", where=f"{at}.top")
-            top = []
-            for j, entry in enumerate(raw["top"]):
-                ew = f"{at}.top[{j}]"
-                _keys(entry, ew, ("id", "logprob"), ())
-                tid = _int(entry, "id", ew)
-                lp = entry["logprob"]
-                if isinstance(lp, bool) or not isinstance(lp, (int, float)):
-                    raise UsageError(f"{lp!r} is not a number", where=f"{ew}.logprob")
-                top.append((tid, float(lp)))
-            ids = [t for t, _ in top]
-            if len(set(ids)) != len(ids):
-                raise UsageError("a token id appears twice", where=f"{at}.top")
+        }
         prompts.append(Prompt(pid, raw["diverged"], top=top, **fields))
-    return Evidence(top_n, max_div, prompts)
+    return Evidence(data["top_n"], data["max_divergent"], prompts)
 
 
 # -- judging ----------------------------------------------------------------------------------

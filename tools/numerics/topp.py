@@ -25,6 +25,7 @@ import numpy as np
 import torch
 import yaml
 
+from tools.config import load_yaml, validate_against
 from tools.errors import UsageError
 from tools.numerics.common import import_op, num, sha256_bytes
 from tools.report import GateResult, Rule
@@ -47,8 +48,7 @@ RULE_RULE = "D <= 3 or 200*D < K"
 # exp(d) is exactly 0.0 in binary64 for d below this: every other token of a row whose forced
 # value leads by more has probability exactly zero at any precision.
 FORCE_GAP = 746.0
-_PLAN_KEYS = {"comparator", "kernels", "captured", "cases"}
-_CASE_KEYS = {"name", "batch", "vocab", "seed", "scale", "p", "forced", "fill"}
+SCHEMA = "topp-plan.schema.json"
 _U = 2.0**-53
 
 
@@ -112,56 +112,35 @@ def _fp32(value: float) -> float:
 
 def load_plan(path: Path, where: str) -> Plan:
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = load_yaml(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise UsageError("no such file", where=where) from None
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise UsageError(f"cannot read: {' '.join(str(exc).split())}", where=where) from None
-    if not isinstance(data, dict):
-        raise UsageError("is not a mapping", where=where)
-    unknown = set(data) - _PLAN_KEYS
-    if unknown:
-        raise UsageError(
-            f"unknown key(s) {sorted(unknown)}", where=where, expected=", ".join(sorted(_PLAN_KEYS))
-        )
+    validate_against(data, SCHEMA, where, exact_integers=True)
+    # The schema has checked keys and types; what follows relates values to each other.
     comp = data.get("comparator") or {}
-    if not isinstance(comp, dict) or set(comp) - {"device", "dtype"}:
-        raise UsageError(f"{comp!r} is not {{device, dtype}}", where=f"{where}: comparator")
     device = comp.get("device", "cpu")
-    if not isinstance(device, str) or not (device == "cpu" or device.startswith("cuda")):
+    if not (device == "cpu" or device.startswith("cuda")):
         raise UsageError(
             f"{device!r} is not a device",
             where=f"{where}: comparator.device",
             expected="cpu or cuda[:N]",
         )
-    if comp.get("dtype", "float32") != "float32":
-        raise UsageError(
-            "the native comparator runs in float32", where=f"{where}: comparator.dtype"
-        )
     kernels = data.get("kernels") or {}
-    if not isinstance(kernels, dict) or not all(
-        isinstance(k, str) and isinstance(v, str) for k, v in kernels.items()
-    ):
+    if not all(isinstance(k, str) for k in kernels):
         raise UsageError("is not a mapping name -> `module:function`", where=f"{where}: kernels")
-    captured_raw = data.get("captured") or {}
-    if not isinstance(captured_raw, dict):
-        raise UsageError("is not a mapping", where=f"{where}: captured")
     captured: dict[str, dict[str, Path]] = {}
-    for name, files in captured_raw.items():
+    for name, files in (data.get("captured") or {}).items():
         at = f"{where}: captured.{name}"
         if name in kernels:
             raise UsageError("a captured name must differ from every kernel name", where=at)
-        if not isinstance(files, dict) or not all(
-            isinstance(k, str) and isinstance(v, str) for k, v in files.items()
-        ):
+        if not all(isinstance(k, str) for k in files):
             raise UsageError("is not a mapping case -> .npy path", where=at)
         captured[str(name)] = {case: path.parent / rel for case, rel in files.items()}
     if not kernels and not captured:
         raise UsageError("names no kernel and no captured output", where=where)
-    raw_cases = data.get("cases")
-    if not isinstance(raw_cases, list) or not raw_cases:
-        raise UsageError("is not a non-empty list", where=f"{where}: cases")
-    cases = [_case(raw, f"{where}: cases[{i}]") for i, raw in enumerate(raw_cases)]
+    cases = [_case(raw, f"{where}: cases[{i}]") for i, raw in enumerate(data["cases"])]
     names = [c.name for c in cases]
     if len(set(names)) != len(names):
         raise UsageError("two cases share a name", where=f"{where}: cases")
@@ -172,23 +151,11 @@ def load_plan(path: Path, where: str) -> Plan:
     return Plan(path, device, dict(kernels), captured, cases)
 
 
-def _case(raw: Any, at: str) -> Case:
-    if not isinstance(raw, dict):
-        raise UsageError("is not a mapping", where=at)
-    unknown = set(raw) - _CASE_KEYS
-    if unknown:
-        raise UsageError(
-            f"unknown key(s) {sorted(unknown)}", where=at, expected=", ".join(sorted(_CASE_KEYS))
-        )
-    for key in ("name", "batch", "vocab", "seed", "p"):
-        if key not in raw:
-            raise UsageError(f"missing key `{key}`", where=at)
+def _case(raw: dict[str, Any], at: str) -> Case:
     name = raw["name"]
-    if not isinstance(name, str) or not name:
-        raise UsageError(f"{name!r} is not a name", where=f"{at}.name")
-    batch = _int(raw["batch"], f"{at}.batch", 1)
-    vocab = _int(raw["vocab"], f"{at}.vocab", 1)
-    seed = _int(raw["seed"], f"{at}.seed", 0)
+    batch = raw["batch"]
+    vocab = raw["vocab"]
+    seed = raw["seed"]
     scale = _float(raw.get("scale", 1.0), f"{at}.scale")
     if not math.isfinite(scale):
         raise UsageError(f"{scale!r} is not finite", where=f"{at}.scale")
@@ -208,8 +175,6 @@ def _case(raw: Any, at: str) -> Case:
     forced = []
     for i, entry in enumerate(raw.get("forced") or []):
         fw = f"{at}.forced[{i}]"
-        if not isinstance(entry, dict) or set(entry) != {"row", "token", "value"}:
-            raise UsageError(f"{entry!r} is not {{row, token, value}}", where=fw)
         forced.append(
             Forced(
                 _int(entry["row"], f"{fw}.row", 0, batch - 1),
@@ -220,8 +185,6 @@ def _case(raw: Any, at: str) -> Case:
     fill = []
     for i, entry in enumerate(raw.get("fill") or []):
         fw = f"{at}.fill[{i}]"
-        if not isinstance(entry, dict) or set(entry) != {"row", "value"}:
-            raise UsageError(f"{entry!r} is not {{row, value}}", where=fw)
         fill.append(
             (_int(entry["row"], f"{fw}.row", 0, batch - 1), _float(entry["value"], f"{fw}.value"))
         )
