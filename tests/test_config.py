@@ -8,6 +8,7 @@ import pytest
 
 from tests.conftest import Repo, run_cli
 from tools import config as config_mod
+from tools import schema as schema_mod
 
 
 def _error(run) -> str:
@@ -154,7 +155,7 @@ def test_validate_against_names_file_key_path_and_expectation() -> None:
 
     case = {"name": 3, "batch": 1, "vocab": 1, "seed": 0, "p": 0.5}
     with pytest.raises(UsageError) as info:
-        config_mod.validate_against({"cases": [case]}, "topp-plan.schema.json", "p.yaml")
+        schema_mod.validate_against({"cases": [case]}, "topp-plan.schema.json", "p.yaml")
     assert info.value.where == "p.yaml: cases[0].name" and info.value.expected == "string"
 
 
@@ -162,6 +163,22 @@ def test_exact_integers_refuse_a_float_the_default_accepts() -> None:
     from tools.errors import UsageError
 
     evidence = {"schema": "tools.grid-tie/1", "top_n": 2.0, "max_divergent": 0, "prompts": []}
-    config_mod.validate_against(evidence, "grid-tie.schema.json", "e.json")
+    schema_mod.validate_against(evidence, "grid-tie.schema.json", "e.json")
     with pytest.raises(UsageError, match=r"e\.json: top_n: wrong type \(float\)"):
-        config_mod.validate_against(evidence, "grid-tie.schema.json", "e.json", exact_integers=True)
+        schema_mod.validate_against(evidence, "grid-tie.schema.json", "e.json", exact_integers=True)
+
+
+def test_validation_cache_never_hides_a_change(repo: Repo) -> None:
+    repo.write(".agents/protocol.yaml", "now:\n  max_lines: 5\n")
+    assert repo.tools("config", "validate").exit_code == 0
+    cache = repo.path / ".git/tools/config-validated"
+    assert cache.exists()  # kept in .git, never in the working tree
+    assert repo.git("status", "--porcelain", "--untracked-files=all").strip() == (
+        "?? .agents/protocol.yaml"
+    )
+    repo.write(".agents/protocol.yaml", "now:\n  max_lines: 0\n")
+    line = _error(repo.tools("now", "check"))
+    assert "now.max_lines" in line
+    # A forged cache entry for the bad file is not a fingerprint of it: still judged.
+    cache.write_text("0" * 64)
+    assert repo.tools("now", "check").exit_code == 2

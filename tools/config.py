@@ -3,12 +3,14 @@
 The defaults are data too (``tools/data/defaults.yaml``). A user's config is merged over them
 key by key, except that lists, ``trailers.required`` and ``ratchets`` replace the default whole.
 Every problem is a :class:`UsageError` naming the file, the key path and what was expected.
+The schema machinery lives in :mod:`tools.schema` and loads only when a file is validated.
 """
 
 from __future__ import annotations
 
 import copy
-import json
+import hashlib
+import os
 import posixpath
 import re
 from functools import cache
@@ -16,7 +18,6 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import jsonschema
 import yaml
 
 from tools.errors import UsageError
@@ -35,13 +36,9 @@ def _data(name: str) -> str:
     return resources.files("tools").joinpath("data", name).read_text(encoding="utf-8")
 
 
-@cache
-def load_schema(name: str) -> dict[str, Any]:
-    """The JSON Schema ``tools/data/<name>``, read once."""
-    return json.loads(_data(name))
-
-
 def schema() -> dict[str, Any]:
+    from tools.schema import load_schema
+
     return load_schema("protocol.schema.json")
 
 
@@ -97,111 +94,10 @@ def is_repo_relative(path: str) -> bool:
     return norm != ".." and not norm.startswith("../")
 
 
-_FORMATS = jsonschema.FormatChecker(formats=())
-
-
-@_FORMATS.checks("regex", raises=re.error)
-def _check_regex(value: object) -> bool:
-    if isinstance(value, str):
-        re.compile(value)
-    return True
-
-
-@_FORMATS.checks("repo-path")
-def _check_repo_path(value: object) -> bool:
-    return not isinstance(value, str) or is_repo_relative(value)
-
-
-@_FORMATS.checks("repo-glob")
-def _check_repo_glob(value: object) -> bool:
-    return not isinstance(value, str) or is_repo_relative(value.lstrip("!"))
-
-
-_EXPECT = {
-    "regex": "a valid regular expression",
-    "repo-path": "a relative path that stays inside the repository",
-    "repo-glob": "a repo-relative glob that stays inside the repository",
-}
-
-
-def _describe(error: jsonschema.ValidationError) -> tuple[list[Any], str, str]:
-    """(key path, problem, expectation) for one schema error."""
-    path = list(error.absolute_path)
-    v = error.validator
-    if v == "additionalProperties":
-        extra = sorted(set(error.instance) - set(error.schema.get("properties", {})))
-        allowed = ", ".join(sorted(error.schema.get("properties", {}))) or "none"
-        key = extra[0] if extra else "?"
-        return path + [key], "unknown key", f"one of: {allowed}"
-    if v == "format":
-        fmt = error.validator_value
-        detail = ""
-        if fmt == "regex" and error.cause is not None:
-            detail = f": {error.cause}"
-        return path, f"bad value {error.instance!r}{detail}", _EXPECT.get(fmt, fmt)
-    if v == "type":
-        want = error.validator_value
-        want = " or ".join(want) if isinstance(want, list) else want
-        return path, f"wrong type ({type(error.instance).__name__})", str(want)
-    if v == "enum":
-        return (
-            path,
-            f"bad value {error.instance!r}",
-            "one of " + ", ".join(repr(x) for x in error.validator_value),
-        )
-    if v == "const":
-        return path, f"bad value {error.instance!r}", repr(error.validator_value)
-    if v == "required":
-        return path, error.message, "the key to be present"
-    if v == "oneOf":
-        # Report the deepest sub-error: it is the one the user most likely meant.
-        best = jsonschema.exceptions.best_match(error.context or [])
-        if best is not None and best is not error:
-            return _describe(best)
-        return path, f"bad value {error.instance!r}", "a value of the documented shape"
-    if v == "propertyNames":
-        return path, f"bad key name {error.instance!r}", "a name of letters, digits, _ . -"
-    return path, error.message, str(error.validator_value)
-
-
-def _is_exact_integer(checker: Any, instance: object) -> bool:
-    return isinstance(instance, int) and not isinstance(instance, bool)
-
-
-# Draft 2020-12 counts 1.0 as an integer; data whose integers are counts, ids or seeds wants
-# the written type to be an integer too.
-_ExactIntegerValidator = jsonschema.validators.extend(
-    jsonschema.Draft202012Validator,
-    type_checker=jsonschema.Draft202012Validator.TYPE_CHECKER.redefine(
-        "integer", _is_exact_integer
-    ),
-)
-
-
-@cache
-def _validator(schema_name: str, exact_integers: bool) -> Any:
-    cls = _ExactIntegerValidator if exact_integers else jsonschema.Draft202012Validator
-    return cls(load_schema(schema_name), format_checker=_FORMATS)
-
-
-def validate_against(
-    data: Any, schema_name: str, source: str, *, exact_integers: bool = False
-) -> None:
-    """Validate ``data`` against the schema ``tools/data/<schema_name>``; the most relevant
-    error becomes one UsageError naming ``source``, the key path and the expectation.
-
-    ``exact_integers``: ``integer`` accepts only ints (not ``1.0``, not booleans).
-    """
-    validator = _validator(schema_name, exact_integers)
-    errors = sorted(validator.iter_errors(data), key=lambda e: (len(e.absolute_path), str(e)))
-    if errors:
-        error = jsonschema.exceptions.best_match(errors)
-        path, problem, expected = _describe(error)
-        raise UsageError(problem, where=f"{source}: {key_path(path)}", expected=expected)
-
-
 def validate(data: Any, source: str) -> None:
     """Validate a config mapping; raise one UsageError naming file, key path and expectation."""
+    from tools.schema import validate_against
+
     validate_against(data, "protocol.schema.json", source)
     _check_groups(data, source)
 
@@ -252,8 +148,43 @@ def merge(base: dict[str, Any], over: dict[str, Any], path: tuple[str, ...] = ()
     return out
 
 
-def load_file(path: Path, *, display: str) -> dict[str, Any]:
-    """Read and validate one config file (not merged)."""
+def _fingerprint(raw: bytes) -> str:
+    """What a successful validation depends on: the tool, its schema and the file's bytes."""
+    from tools import __version__
+
+    digest = hashlib.sha256(__version__.encode())
+    digest.update(_data("protocol.schema.json").encode())
+    digest.update(b"\0" + raw)
+    return digest.hexdigest()
+
+
+def _validated_before(cache: Path | None, fingerprint: str) -> bool:
+    try:
+        return cache is not None and cache.read_text(encoding="ascii") == fingerprint
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def _remember_valid(cache: Path | None, fingerprint: str) -> None:
+    # Best effort: a cache that cannot be written only costs the next run a validation.
+    if cache is None:
+        return
+    try:
+        cache.parent.mkdir(exist_ok=True)
+        tmp = cache.with_name(f"{cache.name}.{os.getpid()}.tmp")
+        tmp.write_text(fingerprint, encoding="ascii")
+        os.replace(tmp, cache)
+    except OSError:
+        pass
+
+
+def load_file(path: Path, *, display: str, cache: Path | None = None) -> dict[str, Any]:
+    """Read and validate one config file (not merged).
+
+    ``cache`` (inside the repository's ``.git``) remembers the fingerprint of the last file that
+    validated, so an unchanged config skips loading the schema validator; any change to the
+    file, the schema or the tool's version validates again.
+    """
     try:
         raw = path.read_bytes()
     except OSError as exc:
@@ -275,7 +206,10 @@ def load_file(path: Path, *, display: str) -> dict[str, Any]:
             where=f"{display}: (top level)",
             expected="a mapping",
         )
-    validate(data, display)
+    fingerprint = _fingerprint(raw)
+    if not _validated_before(cache, fingerprint):
+        validate(data, display)
+        _remember_valid(cache, fingerprint)
     return data
 
 
@@ -295,5 +229,7 @@ def load(repo_root: Path, config: Path | None = None) -> tuple[dict[str, Any], s
         if not path.exists():
             return defaults(), None
         display = DEFAULT_PATH
-    data = load_file(path, display=display)
+    git_dir = repo_root / ".git"
+    cache = git_dir / "tools" / "config-validated" if git_dir.is_dir() else None
+    data = load_file(path, display=display, cache=cache)
     return merge(defaults(), data), display

@@ -9,10 +9,11 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from tools.config import load_schema, load_yaml, validate_against
+from tools.config import load_yaml
 from tools.errors import UsageError
 from tools.numerics import goldens, gridtie, topp
 from tools.numerics.tensors import DTYPES
+from tools.schema import load_schema, validate_against
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMAS = ("golden-manifest.schema.json", "topp-plan.schema.json", "grid-tie.schema.json")

@@ -20,12 +20,13 @@ from typing import Any
 import torch
 import yaml
 
-from tools.config import load_yaml, validate_against
+from tools.config import load_yaml
 from tools.errors import UsageError
 from tools.numerics import tensors
 from tools.numerics.common import display, fmt, import_op, sha256_bytes, sha256_file
 from tools.numerics.tensors import DTYPES, Comparison, Tolerance
 from tools.report import GateResult, Rule
+from tools.schema import validate_against
 
 NAME = "golden"
 MANIFEST = "manifest.yaml"

@@ -22,10 +22,10 @@ from typing import Any
 
 import numpy as np
 
-from tools.config import validate_against
 from tools.errors import UsageError
 from tools.numerics.common import fmt, num
 from tools.report import GateResult, Rule
+from tools.schema import validate_against
 
 NAME = "grid-tie"
 SCHEMA = "tools.grid-tie/1"

@@ -25,10 +25,11 @@ import numpy as np
 import torch
 import yaml
 
-from tools.config import load_yaml, validate_against
+from tools.config import load_yaml
 from tools.errors import UsageError
 from tools.numerics.common import import_op, num, sha256_bytes
 from tools.report import GateResult, Rule
+from tools.schema import validate_against
 
 NAME = "topp-count"
 RULES = [
