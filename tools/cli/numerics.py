@@ -12,11 +12,24 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from tools.cli.common import command, emit, finish, new_app
+from tools.errors import UsageError
 from tools.options import Options
 from tools.report import GateResult, Report
 
 if TYPE_CHECKING:
     from tools.context import Context
+
+
+def _need_numerics() -> None:
+    """The numerics commands need torch and numpy; say so in one line when they are missing."""
+    import importlib.util
+
+    missing = [m for m in ("torch", "numpy") if importlib.util.find_spec(m) is None]
+    if missing:
+        raise UsageError(
+            f"the numerics commands need {' and '.join(missing)}, which is not installed",
+            expected="pip install torch==2.13.0 numpy (or the `numerics` extra)",
+        )
 
 
 def _context(opts: Options) -> Context:
@@ -55,6 +68,7 @@ def register(app: typer.Typer) -> None:
         ] = None,
     ) -> None:
         """Verify hashes and shapes, recompute each case with the current kernel, compare."""
+        _need_numerics()
         from tools.numerics import goldens
 
         ctx = _context(opts)
@@ -67,6 +81,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Evaluate every registered variant of the case's op: which reproduces the golden
         bit-exactly, and each one's max abs error and worst margin."""
+        _need_numerics()
         from tools.numerics import goldens
 
         ctx = _context(opts)
@@ -87,6 +102,7 @@ def register(app: typer.Typer) -> None:
         force: Annotated[bool, typer.Option("--force", help="Overwrite a captured case.")] = False,
     ) -> None:
         """(Re)generate a case from its seed and record a golden-capture ledger record."""
+        _need_numerics()
         from tools.numerics import goldens
         from tools.numerics.common import append_record, display, ledger_path
 
@@ -115,6 +131,7 @@ def register(app: typer.Typer) -> None:
         no_record: NoRecord = False,
     ) -> None:
         """PASS only if every divergent prompt is explained by a BF16 logit grid tie."""
+        _need_numerics()
         from tools.numerics import gridtie
         from tools.numerics.common import display, sha256_file
 
@@ -149,6 +166,7 @@ def register(app: typer.Typer) -> None:
         no_record: NoRecord = False,
     ) -> None:
         """Kept counts of each kernel against the native comparator, plus the safety checks."""
+        _need_numerics()
         from tools.numerics import topp
         from tools.numerics.common import display
 

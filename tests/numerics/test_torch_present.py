@@ -1,0 +1,20 @@
+from __future__ import annotations
+
+import importlib.util
+import os
+
+import pytest
+
+from tests.numerics.conftest import NEEDS_TORCH
+
+
+def test_torch_is_installed_for_the_numerics_tests() -> None:
+    if importlib.util.find_spec("torch") is not None:
+        return
+    message = (
+        f"torch is not installed: {', '.join(NEEDS_TORCH)} were not collected "
+        "(pip install torch==2.13.0 to run them)"
+    )
+    if os.environ.get("TOOLS_REQUIRE_NUMERICS"):
+        pytest.fail(message)
+    pytest.skip(message)
