@@ -1,0 +1,87 @@
+"""Range selection through the real CLI: a base that does not resolve and a shallow clone are
+skips with their reason (never a pass); an explicitly named base is exit 2."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from tests.conftest import Repo
+
+GOOD = (
+    "Add a thing\n\nBody.\n\nFOLLOWING_AGENTS_PROTOCOL\n\n"
+    "Following-Agents-Protocol: true\nAI-Assisted: false\n"
+)
+
+
+def test_unresolvable_default_base_is_a_skip_with_reason(repo: Repo) -> None:
+    repo.commit(GOOD, {"a.txt": "a\n"})
+    run = repo.tools("--format", "json", "trailers", "check")
+    assert run.exit_code == 0
+    gate = run.json()["gates"][0]
+    assert gate["status"] == "skip"
+    assert "origin/main" in gate["reason"] and "does not resolve" in gate["reason"]
+    assert repo.tools("trailers", "check", "--fail-on-skip").exit_code == 1
+    text = repo.tools("preflight", "--gate", "trailers", "--gate", "style").stdout
+    assert "SKIP trailers: base 'origin/main'" in text
+    assert "All gates green." not in text
+
+
+def test_explicit_base_that_does_not_resolve_is_exit_2(repo: Repo) -> None:
+    repo.commit(GOOD, {"a.txt": "a\n"})
+    run = repo.tools("style", "check", "--base", "origin/nope")
+    assert run.exit_code == 2
+    assert run.stderr.startswith("error: --base 'origin/nope' does not resolve")
+
+
+def test_shallow_clone_without_merge_base_is_a_skip(make_repo, tmp_path: Path) -> None:
+    upstream = make_repo("upstream")
+    upstream.commit(GOOD, {"a.txt": "a\n"})
+    upstream.branch("topic")
+    upstream.commit(GOOD, {"b.txt": "b\n"})
+    upstream.commit(GOOD, {"c.txt": "c\n"})
+    upstream.checkout("main")
+    upstream.commit(GOOD, {"m.txt": "m\n"})
+    clone = tmp_path / "shallow"
+    subprocess.run(
+        [
+            "git",
+            "clone",
+            "-q",
+            "--depth",
+            "1",
+            "--no-single-branch",
+            f"file://{upstream.path}",
+            str(clone),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    shallow = Repo(clone, init=False)
+    shallow.git("checkout", "-q", "topic")
+    for gate in ("trailers", "style"):
+        run = shallow.tools("--format", "json", gate, "check")
+        data = run.json()["gates"][0]
+        assert run.exit_code == 0
+        assert data["status"] == "skip"
+        assert "shallow clone" in data["reason"]
+
+
+def test_full_clone_judges_the_branch_commits(make_repo, tmp_path: Path) -> None:
+    upstream = make_repo("upstream")
+    upstream.commit(GOOD, {"a.txt": "a\n"})
+    upstream.branch("topic")
+    upstream.commit("Bad subject.\n", {"b.txt": "b\n"})
+    clone = tmp_path / "full"
+    subprocess.run(
+        ["git", "clone", "-q", f"file://{upstream.path}", str(clone)],
+        check=True,
+        capture_output=True,
+    )
+    full = Repo(clone, init=False)
+    full.git("checkout", "-q", "topic")
+    run = full.tools("--format", "json", "style", "check")
+    gate = run.json()["gates"][0]
+    assert run.exit_code == 1
+    assert gate["stats"]["commits"] == 1
+    assert {f["rule"] for f in gate["findings"]} >= {"subject-period", "body-missing"}
