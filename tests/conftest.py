@@ -121,6 +121,15 @@ class Repo:
     def checkout(self, rev: str) -> None:
         self.git("checkout", "-q", rev)
 
+    def clone(self, dest: Path, *args: str) -> Repo:
+        """A real clone of this repository (``args``: e.g. ``--depth 1``)."""
+        subprocess.run(
+            ["git", "clone", "-q", *args, f"file://{self.path}", str(dest)],
+            check=True,
+            capture_output=True,
+        )
+        return Repo(dest, init=False)
+
     def tools(self, *args: str, input: str | bytes | None = None) -> Run:
         """Run the real CLI in-process against this repository."""
         return run_cli(["--repo", str(self.path), *args], input=input)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
-
 import pytest
 
 from tests.conftest import Repo
@@ -148,21 +146,7 @@ def test_shallow_clone_without_merge_base_is_a_skip(make_repo, tmp_path) -> None
     upstream = make_repo("upstream")
     _history(upstream)
     clone = tmp_path / "shallow"
-    subprocess.run(
-        [
-            "git",
-            "clone",
-            "-q",
-            "--depth",
-            "1",
-            "--no-single-branch",
-            f"file://{upstream.path}",
-            str(clone),
-        ],
-        check=True,
-        capture_output=True,
-    )
-    shallow = Repo(clone, init=False)
+    shallow = upstream.clone(clone, "--depth", "1", "--no-single-branch")
     shallow.git("checkout", "-q", "topic")
     assert Git(clone).is_shallow()
     result = GateResult("x")

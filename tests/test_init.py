@@ -69,6 +69,18 @@ def _env_with_tools_on_path() -> dict[str, str]:
     return env
 
 
+def _commit_with_hooks(repo: Repo) -> subprocess.CompletedProcess[str]:
+    """Stage everything and run a real `git commit`, hooks included."""
+    repo.git("add", "-A")
+    return subprocess.run(
+        ["git", "commit", "-q", "-m", "Add things"],
+        cwd=repo.path,
+        env=_env_with_tools_on_path(),
+        capture_output=True,
+        text=True,
+    )
+
+
 def test_pre_commit_hook_refuses_a_staged_conflict_marker(repo: Repo) -> None:
     # The message gates are off here: this test is about the pre-commit hook.
     repo.write(
@@ -77,25 +89,11 @@ def test_pre_commit_hook_refuses_a_staged_conflict_marker(repo: Repo) -> None:
     )
     assert repo.tools("hooks", "install").exit_code == 0
     repo.write("a.txt", "<<<<<<< HEAD\nx\n>>>>>>> y\n")
-    repo.git("add", "-A")
-    proc = subprocess.run(
-        ["git", "commit", "-q", "-m", "Add things"],
-        cwd=repo.path,
-        env=_env_with_tools_on_path(),
-        capture_output=True,
-        text=True,
-    )
+    proc = _commit_with_hooks(repo)
     assert proc.returncode != 0
     assert "conflict-marker" in proc.stdout + proc.stderr
     repo.write("a.txt", "clean\n")
-    repo.git("add", "-A")
-    proc = subprocess.run(
-        ["git", "commit", "-q", "-m", "Add things"],
-        cwd=repo.path,
-        env=_env_with_tools_on_path(),
-        capture_output=True,
-        text=True,
-    )
+    proc = _commit_with_hooks(repo)
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 

@@ -3,7 +3,6 @@ skips with their reason (never a pass); an explicitly named base is exit 2."""
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 from tests.conftest import Repo
@@ -42,22 +41,7 @@ def test_shallow_clone_without_merge_base_is_a_skip(make_repo, tmp_path: Path) -
     upstream.commit(GOOD, {"c.txt": "c\n"})
     upstream.checkout("main")
     upstream.commit(GOOD, {"m.txt": "m\n"})
-    clone = tmp_path / "shallow"
-    subprocess.run(
-        [
-            "git",
-            "clone",
-            "-q",
-            "--depth",
-            "1",
-            "--no-single-branch",
-            f"file://{upstream.path}",
-            str(clone),
-        ],
-        check=True,
-        capture_output=True,
-    )
-    shallow = Repo(clone, init=False)
+    shallow = upstream.clone(tmp_path / "shallow", "--depth", "1", "--no-single-branch")
     shallow.git("checkout", "-q", "topic")
     for gate in ("trailers", "style"):
         run = shallow.tools("--format", "json", gate, "check")
@@ -72,13 +56,7 @@ def test_full_clone_judges_the_branch_commits(make_repo, tmp_path: Path) -> None
     upstream.commit(GOOD, {"a.txt": "a\n"})
     upstream.branch("topic")
     upstream.commit("Bad subject.\n", {"b.txt": "b\n"})
-    clone = tmp_path / "full"
-    subprocess.run(
-        ["git", "clone", "-q", f"file://{upstream.path}", str(clone)],
-        check=True,
-        capture_output=True,
-    )
-    full = Repo(clone, init=False)
+    full = upstream.clone(tmp_path / "full")
     full.git("checkout", "-q", "topic")
     run = full.tools("--format", "json", "style", "check")
     gate = run.json()["gates"][0]

@@ -45,15 +45,21 @@ NoRecord = Annotated[
 ]
 
 
-def _record(ctx: Context, result: GateResult, kind: str, payload: dict[str, Any]) -> None:
-    """Append the run's ledger record; its id goes into the stats, notices to stderr."""
+def _append(ctx: Context, kind: str, payload: dict[str, Any]) -> tuple[str, str]:
+    """Append one record to the evidence ledger; notices go to stderr. (id, ledger path)."""
     from tools.numerics.common import append_record, display, ledger_path
 
     path = ledger_path(ctx.config, ctx.root)
     rid, notices = append_record(path, kind, payload)
     for notice in notices:
         emit(f"notice: {notice}\n", err=True)
-    result.stats["ledger_record"] = {"kind": kind, "id": rid, "ledger": display(path, ctx.root)}
+    return rid, display(path, ctx.root)
+
+
+def _record(ctx: Context, result: GateResult, kind: str, payload: dict[str, Any]) -> None:
+    """Append the run's ledger record; its id goes into the stats."""
+    rid, ledger = _append(ctx, kind, payload)
+    result.stats["ledger_record"] = {"kind": kind, "id": rid, "ledger": ledger}
 
 
 def register(app: typer.Typer) -> None:
@@ -104,21 +110,17 @@ def register(app: typer.Typer) -> None:
         """(Re)generate a case from its seed and record a golden-capture ledger record."""
         _need_numerics()
         from tools.numerics import goldens
-        from tools.numerics.common import append_record, display, ledger_path
 
         ctx = _context(opts)
         payload = goldens.capture(ctx.config, ctx.root, case, force=force)
-        path = ledger_path(ctx.config, ctx.root)
-        rid, notices = append_record(path, "golden-capture", payload)
-        for notice in notices:
-            emit(f"notice: {notice}\n", err=True)
+        rid, ledger = _append(ctx, "golden-capture", payload)
         lines = [
             f"captured {case}: {payload['op']}"
             + (f" variant {payload['variant']}" if payload["variant"] else "")
             + f", seed {payload['seed']}, {payload['generator']}"
         ]
         lines += [f"  {name}  sha256 {sha}" for name, sha in payload["files"].items()]
-        lines.append(f"ledger: golden-capture record {rid} in {display(path, ctx.root)}")
+        lines.append(f"ledger: golden-capture record {rid} in {ledger}")
         emit("\n".join(lines) + "\n")
 
     numerics = new_app("Numerical admission gates (grid-tie, top-p kept counts).")
