@@ -68,6 +68,19 @@ def write_case(
     return folder
 
 
+def const_case(repo: Repo, name: str) -> Path:
+    """A one-element case whose op returns the constant 0.0, its golden 0.0 (exact)."""
+    return write_case(
+        repo,
+        name,
+        "tests.numerics.ops:const",
+        {"x": one(0.0)},
+        {"out": one(0.0)},
+        {"out": "exact"},
+        args={"value": 0.0},
+    )
+
+
 def one(value: float, dtype: Any = np.float32) -> np.ndarray:
     return np.array([value], dtype=dtype)
 
@@ -254,15 +267,7 @@ def test_a_missing_file_is_tampered(repo: Repo) -> None:
 
 
 def test_a_shape_that_differs_from_the_manifest_is_tampered(repo: Repo) -> None:
-    folder = write_case(
-        repo,
-        "s",
-        "tests.numerics.ops:const",
-        {"x": one(0.0)},
-        {"out": one(0.0)},
-        {"out": "exact"},
-        args={"value": 0.0},
-    )
+    folder = const_case(repo, "s")
     manifest = yaml.safe_load((folder / "manifest.yaml").read_text())
     manifest["outputs"]["out"]["shape"] = [2]
     (folder / "manifest.yaml").write_text(yaml.safe_dump(manifest))
@@ -283,15 +288,7 @@ def test_a_shape_that_differs_from_the_manifest_is_tampered(repo: Repo) -> None:
     ],
 )
 def test_a_malformed_manifest_is_exit_2_naming_the_field(repo: Repo, edit, field: str) -> None:
-    folder = write_case(
-        repo,
-        "m",
-        "tests.numerics.ops:const",
-        {"x": one(0.0)},
-        {"out": one(0.0)},
-        {"out": "exact"},
-        args={"value": 0.0},
-    )
+    folder = const_case(repo, "m")
     manifest = yaml.safe_load((folder / "manifest.yaml").read_text())
     edit(manifest)
     (folder / "manifest.yaml").write_text(yaml.safe_dump(manifest))
@@ -302,15 +299,7 @@ def test_a_malformed_manifest_is_exit_2_naming_the_field(repo: Repo, edit, field
 
 
 def test_a_duplicate_key_in_a_manifest_is_exit_2(repo: Repo) -> None:
-    folder = write_case(
-        repo,
-        "dup",
-        "tests.numerics.ops:const",
-        {"x": one(0.0)},
-        {"out": one(0.0)},
-        {"out": "exact"},
-        args={"value": 0.0},
-    )
+    folder = const_case(repo, "dup")
     text = (folder / "manifest.yaml").read_text()
     (folder / "manifest.yaml").write_text(text + "seed: 1\n")  # `seed` a second time
     run = repo.tools("golden", "check")
@@ -320,15 +309,7 @@ def test_a_duplicate_key_in_a_manifest_is_exit_2(repo: Repo) -> None:
 
 
 def test_a_numeric_seed_written_as_a_float_is_exit_2(repo: Repo) -> None:
-    folder = write_case(
-        repo,
-        "f",
-        "tests.numerics.ops:const",
-        {"x": one(0.0)},
-        {"out": one(0.0)},
-        {"out": "exact"},
-        args={"value": 0.0},
-    )
+    folder = const_case(repo, "f")
     manifest = yaml.safe_load((folder / "manifest.yaml").read_text())
     manifest["seed"] = 1.0
     (folder / "manifest.yaml").write_text(yaml.safe_dump(manifest))
