@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import copy
 import hashlib
-import os
 import posixpath
 import re
 from functools import cache
@@ -21,6 +20,7 @@ from typing import Any
 import yaml
 
 from tools.errors import UsageError
+from tools.fsio import write_cache
 
 DEFAULT_PATH = ".agents/protocol.yaml"
 # Mappings that a user's value replaces whole instead of merging into.
@@ -166,16 +166,8 @@ def _validated_before(cache: Path | None, fingerprint: str) -> bool:
 
 
 def _remember_valid(cache: Path | None, fingerprint: str) -> None:
-    # Best effort: a cache that cannot be written only costs the next run a validation.
-    if cache is None:
-        return
-    try:
-        cache.parent.mkdir(exist_ok=True)
-        tmp = cache.with_name(f"{cache.name}.{os.getpid()}.tmp")
-        tmp.write_text(fingerprint, encoding="ascii")
-        os.replace(tmp, cache)
-    except OSError:
-        pass
+    if cache is not None:
+        write_cache(cache, fingerprint.encode("ascii"))
 
 
 def load_file(path: Path, *, display: str, cache: Path | None = None) -> dict[str, Any]:

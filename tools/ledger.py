@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from tools import __version__
+from tools.fsio import write_cache
 
 log = logging.getLogger(__name__)
 log.addHandler(logging.NullHandler())  # a library: callers decide where notices go
@@ -500,14 +501,7 @@ def store_verified(cache: Path, size: int, sha256: str, raw_ids: bytes) -> None:
     lines = len(raw_ids) // 32
     meta = {"schema": CACHE_SCHEMA, "size": size, "lines": lines, "sha256": sha256}
     data = json.dumps(meta).encode() + b"\n" + raw_ids
-    tmp = cache.with_name(f"{cache.name}.{os.getpid()}.tmp")
-    try:
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_bytes(data)
-        os.replace(tmp, cache)
-    except OSError:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
+    write_cache(cache, data)
 
 
 # -- appending --------------------------------------------------------------------------------

@@ -12,6 +12,7 @@ import typer
 
 from tools.cli.common import command, emit, new_app
 from tools.errors import UsageError
+from tools.fsio import write_atomic
 from tools.options import Options
 
 if TYPE_CHECKING:
@@ -34,12 +35,7 @@ def _write_if_absent(path: Path, text: str, *, force: bool, mode: int | None = N
             return "unchanged"
         if not force:
             return "kept (differs; --force to overwrite)"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tools-tmp")
-    tmp.write_text(text, encoding="utf-8")
-    if mode is not None:
-        tmp.chmod(mode)
-    os.replace(tmp, path)
+    write_atomic(path, text.encode("utf-8"), mode=mode)
     return "wrote"
 
 
@@ -91,9 +87,7 @@ def _ensure_lines(path: Path, lines: list[str], *, force: bool) -> str:
     text = "\n".join(current)
     if not text.endswith("\n"):
         text += "\n"
-    tmp = path.with_name(path.name + ".tools-tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    write_atomic(path, text.encode("utf-8"))
     return "updated"
 
 

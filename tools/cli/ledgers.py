@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -16,6 +15,7 @@ import typer
 
 from tools.cli.common import EXIT_FAIL, command, emit, new_app, run_gates
 from tools.errors import UsageError
+from tools.fsio import write_atomic
 from tools.options import Options
 
 if TYPE_CHECKING:
@@ -34,26 +34,6 @@ def _repo_file(opts: Options, key: str) -> tuple[Git, str, Path]:
     cfg, _ = load_config(git.root, opts.config)
     rel = cfg[key]["path"]
     return git, rel, git.worktree_path(rel)
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    """Replace ``path`` with ``data`` via a temp file in the same folder: never half-written.
-    Keeps the file's mode."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tools-tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        try:
-            os.chmod(tmp, path.stat().st_mode & 0o7777)
-        except FileNotFoundError:
-            os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def _one_line(value: str, what: str) -> str:

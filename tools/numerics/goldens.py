@@ -11,7 +11,6 @@ upstream source and commit whose semantics the op follows).
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +21,7 @@ import yaml
 
 from tools.config import load_yaml
 from tools.errors import UsageError
+from tools.fsio import write_atomic
 from tools.numerics import tensors
 from tools.numerics.common import display, fmt, import_op, sha256_bytes, sha256_file
 from tools.numerics.tensors import DTYPES, Comparison, Tolerance
@@ -522,12 +522,6 @@ def _generate(spec: TensorSpec, gen: torch.Generator) -> torch.Tensor:
     return base.to(torch.float32).to(torch_dtype)
 
 
-def _atomic_write(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.tools-tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
-
-
 def capture(config: dict[str, Any], root: Path, name: str, *, force: bool) -> dict[str, Any]:
     """(Re)generate a case from its seed; returns the ledger payload. Refuses to overwrite."""
     case_dir = case_dirs(goldens_dir(config, root), [name], root)[0]
@@ -596,8 +590,8 @@ def capture(config: dict[str, Any], root: Path, name: str, *, force: bool) -> di
     # Data first, manifest last: an interrupted capture leaves a manifest that does not match
     # its files (golden-tampered), never a matching manifest over half-written data.
     for spec in specs:
-        _atomic_write(case_dir / spec.file, blobs[spec.file])
-    _atomic_write(case.manifest, text.encode("utf-8"))
+        write_atomic(case_dir / spec.file, blobs[spec.file])
+    write_atomic(case.manifest, text.encode("utf-8"))
     return {
         "case": case.name,
         "op": case.op,
