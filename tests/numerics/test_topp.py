@@ -220,6 +220,21 @@ def test_each_safety_rule_fires(repo: Repo, kernel: str, rule: str) -> None:
         assert not any(r["excluded_are_neg_inf"] for r in rows)
 
 
+def test_each_kernel_gets_its_batch_summary(repo: Repo) -> None:
+    # topp-batch (info): one line per case and kernel, carrying the same D, K and verdict as
+    # the stats; a kernel whose rows fail is summarised as FAIL.
+    kernels = {"stock": STOCK, "bad": "tests.numerics.ops:finite_sentinel"}
+    code, gate = run_plan(repo, [SMALL], kernels)
+    assert code == 1
+    batch = [f["message"] for f in gate["findings"] if f["rule"] == "topp-batch"]
+    assert len(batch) == 2
+    for name, v in verdicts(gate).items():
+        (line,) = [m for m in batch if f", kernel {name}:" in m]
+        assert f"D={v['D']}, K={v['K']}" in line
+    assert ": pass (" in next(m for m in batch if "kernel stock:" in m)
+    assert ": FAIL (" in next(m for m in batch if "kernel bad:" in m)
+
+
 def test_the_clean_kernels_pass_every_check(repo: Repo) -> None:
     code, gate = run_plan(repo, [SMALL], {"stock": STOCK, "split": SPLIT})
     assert code == 0 and errors(gate) == set()
