@@ -205,11 +205,14 @@ def load_file(path: Path, *, display: str, cache: Path | None = None) -> dict[st
     return data
 
 
-def load(repo_root: Path, config: Path | None = None) -> tuple[dict[str, Any], str | None]:
+def load(
+    repo_root: Path, config: Path | None = None, *, tools_dir: Path | None = None
+) -> tuple[dict[str, Any], str | None]:
     """The effective config and the file it came from (None: defaults only).
 
     An explicitly named ``--config`` that does not exist is an error; the default path may be
-    absent, and then every key takes its default.
+    absent, and then every key takes its default. ``tools_dir`` (the git layer's
+    :meth:`~tools.git.Git.tools_dir`) holds the validation cache; None: no cache.
     """
     if config is not None:
         path = config if config.is_absolute() else Path.cwd() / config
@@ -221,7 +224,6 @@ def load(repo_root: Path, config: Path | None = None) -> tuple[dict[str, Any], s
         if not path.exists():
             return defaults(), None
         display = DEFAULT_PATH
-    git_dir = repo_root / ".git"
-    cache = git_dir / "tools" / "config-validated" if git_dir.is_dir() else None
+    cache = tools_dir / "config-validated" if tools_dir is not None else None
     data = load_file(path, display=display, cache=cache)
     return merge(defaults(), data), display

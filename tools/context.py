@@ -14,9 +14,13 @@ from tools import config as config_mod
 from tools.errors import UsageError
 from tools.git import Change, Commit, Git
 from tools.options import Options
-from tools.report import GateResult
+from tools.report import GateResult, Rule
 
-__all__ = ["Context", "Options", "RangeSelection"]
+__all__ = ["RANGE_EMPTY", "Context", "Options", "RangeSelection"]
+
+# Fired by every range gate through :meth:`Context.range_commits`; each such gate lists it
+# among its declared rules.
+RANGE_EMPTY = Rule("range-empty", "info", "the range holds no commit of this branch")
 
 
 @dataclass
@@ -37,7 +41,9 @@ class Context:
         self.opts = opts
         self.git = Git(opts.repo)
         self.root: Path = self.git.root
-        self.config, self.config_source = config_mod.load(self.root, opts.config)
+        self.config, self.config_source = config_mod.load(
+            self.root, opts.config, tools_dir=self.git.tools_dir()
+        )
         if opts.commit and (opts.staged or opts.base or opts.head):
             raise UsageError("--commit cannot be combined with --staged, --base or --head")
         # A ref the user named explicitly must resolve, whichever gates end up running.
@@ -102,10 +108,10 @@ class Context:
         if sel.mode == "range" and not sel.commits:
             severity = "error" if self.opts.require_commits else "info"
             result.add(
-                "range-empty",
-                severity,
+                RANGE_EMPTY.id,
                 f"no commits in {sel.base_ref}...{self.opts.head or 'HEAD'}: nothing of this "
                 "branch to judge" + (" (--require-commits)" if self.opts.require_commits else ""),
+                severity=severity,
             )
         return sel.commits
 

@@ -159,6 +159,25 @@ class Git:
             raise UsageError(f"not the top of a git repository: {start} (its top is {self.root})")
         self._resolved: dict[str, str | None] = {}
         self._empty_tree: str | None = None
+        self._git_dir: Path | None = None
+
+    # -- where git keeps its state ----------------------------------------------------------
+    @property
+    def git_dir(self) -> Path:
+        """This working tree's git directory, absolute (in a linked worktree:
+        ``.git/worktrees/<name>``, where its HEAD, index and MERGE_HEAD live)."""
+        if self._git_dir is None:
+            self._git_dir = Path(self.repo.git_dir).resolve()
+        return self._git_dir
+
+    def tools_dir(self) -> Path:
+        """Where tools keeps caches and recovery records: ``<git dir>/tools``, never the
+        working tree."""
+        return self.git_dir / "tools"
+
+    def in_merge(self) -> bool:
+        """Whether a merge is in progress (``MERGE_HEAD`` exists in this worktree's git dir)."""
+        return (self.git_dir / "MERGE_HEAD").is_file()
 
     # -- running git ------------------------------------------------------------------------
     def run(self, *args: str, ok: Sequence[int] = (0,)) -> tuple[int, bytes]:

@@ -27,6 +27,33 @@ class Rule:
     summary: str
 
 
+class UndeclaredRule(Exception):
+    """A gate filed a finding under a rule id it never declared: a bug in tools (exit 3)."""
+
+
+# gate name -> its declared rules. Filled by :func:`declare` when a gate module is imported.
+_DECLARED: dict[str, dict[str, Rule]] = {}
+
+
+def declare(gate: str, rules: Iterable[Rule]) -> list[Rule]:
+    """Declare the rules ``gate`` may fire (each with its default severity); returns them as
+    the module's ``RULES``. :meth:`GateResult.add` refuses any other id."""
+    table: dict[str, Rule] = {}
+    for rule in rules:
+        if rule.id in table:
+            raise UndeclaredRule(f"rule {rule.id!r} declared twice for gate {gate!r}")
+        if rule.severity not in SEVERITIES:
+            raise UndeclaredRule(f"rule {rule.id!r}: bad severity {rule.severity!r}")
+        table[rule.id] = rule
+    _DECLARED[gate] = table
+    return list(table.values())
+
+
+def declared() -> dict[str, dict[str, Rule]]:
+    """Every declared rule, by gate (only the gates whose modules were imported)."""
+    return {gate: dict(rules) for gate, rules in _DECLARED.items()}
+
+
 @dataclass
 class Finding:
     rule: str
@@ -76,14 +103,20 @@ class GateResult:
     def add(
         self,
         rule: str,
-        severity: Severity,
         message: str,
         *,
+        severity: Severity | None = None,
         commit: str | None = None,
         path: str | None = None,
         line: int | None = None,
     ) -> Finding:
-        finding = Finding(rule, severity, message, commit=commit, path=path, line=line)
+        """File a finding under a rule this gate declared (its declared severity unless
+        ``severity`` overrides it, as config and debt exceptions do)."""
+        declared_rule = _DECLARED.get(self.gate, {}).get(rule)
+        if declared_rule is None:
+            raise UndeclaredRule(f"gate {self.gate!r} filed undeclared rule {rule!r}")
+        sev = severity or declared_rule.severity
+        finding = Finding(rule, sev, message, commit=commit, path=path, line=line)
         self.findings.append(finding)
         return finding
 
@@ -209,7 +242,3 @@ def render(report: Report, fmt: str, *, summary: bool = True) -> str:
     if fmt == "github":
         return render_github(report)
     return render_text(report, summary=summary)
-
-
-def rules_table(rules: Iterable[Rule]) -> dict[str, Rule]:
-    return {r.id: r for r in rules}

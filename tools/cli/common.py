@@ -22,7 +22,7 @@ from tools.report import FORMATS, Report, render
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-EXIT_PASS, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+EXIT_PASS, EXIT_FAIL, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 
 RepoOpt = Annotated[
     Path | None,
@@ -53,7 +53,8 @@ def fail_usage(message: str) -> typer.Exit:
 
 
 class ToolsGroup(TyperGroup):
-    """Turns usage errors and stray exceptions into one ``error:`` line and exit 2."""
+    """Turns usage errors into one ``error:`` line and exit 2, and a bug of ours (any other
+    exception) into one ``error: internal error:`` line and exit 3."""
 
     def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
         if not standalone_mode:
@@ -84,7 +85,7 @@ class ToolsGroup(TyperGroup):
                 "(set TOOLS_DEBUG=1 for the traceback)\n",
                 err=True,
             )
-            sys.exit(EXIT_USAGE)
+            sys.exit(EXIT_INTERNAL)
         sys.exit(rv if isinstance(rv, int) else 0)
 
 

@@ -132,7 +132,7 @@ def register(app: typer.Typer) -> None:
             emit(f"ok: {file} is valid\n")
             return
         git = Git(opts.repo)
-        _, source = config_mod.load(git.root, opts.config)
+        _, source = config_mod.load(git.root, opts.config, tools_dir=git.tools_dir())
         emit(f"ok: {source} is valid\n" if source else "ok: no config file; defaults apply\n")
 
     @cfg_app.command("schema")
@@ -152,7 +152,7 @@ def register(app: typer.Typer) -> None:
         from tools.git import Git
 
         git = Git(opts.repo)
-        cfg, source = config_mod.load(git.root, opts.config)
+        cfg, source = config_mod.load(git.root, opts.config, tools_dir=git.tools_dir())
         if opts.fmt == "json":
             emit(json.dumps(cfg, indent=2) + "\n")
             return
@@ -182,7 +182,7 @@ def register(app: typer.Typer) -> None:
                 _write_if_absent(cfg_path, _data("protocol.starter.yaml"), force=force),
             )
         ]
-        cfg, _ = config_mod.load(git.root, opts.config)
+        cfg, _ = config_mod.load(git.root, opts.config, tools_dir=git.tools_dir())
         steps.append(
             (
                 ".gitattributes",

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from tools.context import Context
 from tools.errors import UsageError
-from tools.report import GateResult, Rule
+from tools.report import GateResult, Rule, declare
 
 NAME = "conflicts"
-RULES = [
-    Rule("conflict-marker", "error", "a conflict marker at column 0 of a text file"),
-]
+RULES = declare(
+    NAME,
+    [
+        Rule("conflict-marker", "error", "a conflict marker at column 0 of a text file"),
+    ],
+)
 
 _OPEN, _CLOSE, _MID = b"<<<<<<< ", b">>>>>>> ", b"======="
 _BINARY_PROBE = 8192
@@ -84,7 +87,6 @@ def run(ctx: Context) -> GateResult:
         for line, marker in find_markers(data):
             result.add(
                 "conflict-marker",
-                "error",
                 f"conflict marker {marker} at column 0",
                 path=path,
                 line=line,

@@ -13,24 +13,27 @@ from collections import OrderedDict
 
 from tools import index_table
 from tools.appendonly import AppendOnly, Entry, blob_starts, is_prefix, read_now
-from tools.context import Context
+from tools.context import RANGE_EMPTY, Context
 from tools.git import Commit, decode
 from tools.index_table import Row, Table
-from tools.report import GateResult, Rule
+from tools.report import GateResult, Rule, declare
 
 NAME = "index"
-RULES = [
-    Rule("row-removed", "error", "a row of the merge base is missing now"),
-    Rule("row-edited", "error", "a row of the merge base has different text now"),
-    Rule("row-inserted", "error", "an ordinary commit adds a row above its parent's last row"),
-    Rule("merge-lost-row", "error", "a merge commit lacks or changed a row one parent had"),
-    Rule("row-duplicate", "error", "an issue number appears twice"),
-    Rule("row-malformed", "error", "a table line that is not a row"),
-    Rule("union-duplicate", "error", "the same issue number was added on both sides since M"),
-    Rule("header-changed", "error", "the preamble or the table header differs from the base"),
-    Rule("index-absent", "info", "no index file at the base nor now: nothing to judge"),
-    Rule("range-empty", "info", "the branch has no commits of its own yet"),
-]
+RULES = declare(
+    NAME,
+    [
+        Rule("row-removed", "error", "a row of the merge base is missing now"),
+        Rule("row-edited", "error", "a row of the merge base has different text now"),
+        Rule("row-inserted", "error", "an ordinary commit adds a row above its parent's last row"),
+        Rule("merge-lost-row", "error", "a merge commit lacks or changed a row one parent had"),
+        Rule("row-duplicate", "error", "an issue number appears twice"),
+        Rule("row-malformed", "error", "a table line that is not a row"),
+        Rule("union-duplicate", "error", "the same issue number was added on both sides since M"),
+        Rule("header-changed", "error", "the preamble or the table header differs from the base"),
+        Rule("index-absent", "info", "no index file at the base nor now: nothing to judge"),
+        RANGE_EMPTY,
+    ],
+)
 
 _CACHE = 16  # blobs kept while walking: a linear walk and its merges' parents hit it
 
@@ -148,11 +151,10 @@ def _base_free(result: GateResult, path: str, now: Snapshot, check: AppendOnly) 
     table = now.table
     result.stats["rows"] = len(table.rows)
     for line, why in table.malformed:
-        result.add("row-malformed", "error", why, path=path, line=line)
+        result.add("row-malformed", why, path=path, line=line)
     for first, dup in check.feed_all(table.entries()):
         result.add(
             "row-duplicate",
-            "error",
             f"issue #{dup.key} appears twice (first at line {first.line})",
             path=path,
             line=dup.line,
@@ -180,7 +182,6 @@ def _against_base(
         if loss.kind == "removed":
             result.add(
                 "row-removed",
-                "error",
                 f"row #{loss.base.key} (line {loss.base.line} at {where}) is missing",
                 path=path,
             )
@@ -196,14 +197,13 @@ def _against_base(
                 f"row #{loss.base.key} moved: line {loss.base.line} at {where}, out of the "
                 "base's order now; rows keep their place"
             )
-        result.add("row-edited", "error", msg, path=path, line=loss.now.line)
+        result.add("row-edited", msg, path=path, line=loss.now.line)
     old, new = base.table.frame, now.table.frame
     if old != new:
         pairs = zip(old, new, strict=False)
         diff = next((i for i, (a, b) in enumerate(pairs) if a != b), min(len(old), len(new)))
         result.add(
             "header-changed",
-            "error",
             f"the preamble or table header differs from {where} (first at line {diff + 1})",
             path=path,
             line=diff + 1,
@@ -238,7 +238,6 @@ def _union_duplicates(
         same = "the same row" if other.identity == row.identity else "a different row"
         result.add(
             "union-duplicate",
-            "error",
             f"issue #{row.key} was added since the merge base both here and on {ref} "
             f"(line {other.line} there, {same}): merging would carry it twice",
             path=path,
@@ -271,7 +270,6 @@ def _ordinary(
             continue
         result.add(
             "row-inserted",
-            "error",
             f"{what} adds row #{row.key} above row {_row_ref(anchor)} (line {anchor.line}), "
             "which was already there: append new rows at the tail",
             commit=commit,
@@ -315,7 +313,7 @@ def _merge(
         else:
             msg = f"the merge changed row #{loss.base.key} of parent {short}{there}"
             line = loss.now.line if loss.now else None
-        result.add("merge-lost-row", "error", msg, commit=merge, path=path, line=line)
+        result.add("merge-lost-row", msg, commit=merge, path=path, line=line)
 
 
 def _touches(commit: Commit, path: str, paths_read: bool) -> bool:
@@ -357,7 +355,7 @@ def _walk(
 
 # -- the gate -----------------------------------------------------------------------------------
 def _absent(result: GateResult, path: str, where: str) -> GateResult:
-    result.add("index-absent", "info", f"{path} exists neither at {where} nor now", path=path)
+    result.add("index-absent", f"{path} exists neither at {where} nor now", path=path)
     return result
 
 
@@ -387,7 +385,7 @@ def run(ctx: Context) -> GateResult:
     commits = ctx.range_commits(result)
     if commits is None:  # no base: the base-free checks stand, the rest is a skip
         if not now.exists:
-            result.add("index-absent", "info", f"{path} does not exist now", path=path)
+            result.add("index-absent", f"{path} does not exist now", path=path)
         return result
     sel = ctx.range
     base = Snapshot(ctx.git.blob(sel.merge_base, path) if sel.merge_base else None)

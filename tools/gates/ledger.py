@@ -16,20 +16,21 @@ from pathlib import Path
 
 from tools import ledger
 from tools.appendonly import AppendOnly, Entry, blob_starts, read_now, worktree_file
-from tools.context import Context
-from tools.errors import UsageError
-from tools.git import decode
-from tools.report import GateResult, Rule
+from tools.context import RANGE_EMPTY, Context
+from tools.report import GateResult, Rule, declare
 
 NAME = "ledger"
-RULES = [
-    Rule(ledger.RULE_MALFORMED, "error", "a line that is not a record (or a torn final line)"),
-    Rule(ledger.RULE_TAMPERED, "error", "a record whose id does not recompute"),
-    Rule("ledger-duplicate", "error", "the same record id twice"),
-    Rule("ledger-record-removed", "error", "a record of the base is gone or altered"),
-    Rule("ledger-absent", "info", "no ledger at the base nor now: nothing to judge"),
-    Rule("range-empty", "info", "the branch has no commits of its own yet"),
-]
+RULES = declare(
+    NAME,
+    [
+        Rule(ledger.RULE_MALFORMED, "error", "a line that is not a record (or a torn final line)"),
+        Rule(ledger.RULE_TAMPERED, "error", "a record whose id does not recompute"),
+        Rule("ledger-duplicate", "error", "the same record id twice"),
+        Rule("ledger-record-removed", "error", "a record of the base is gone or altered"),
+        Rule("ledger-absent", "info", "no ledger at the base nor now: nothing to judge"),
+        RANGE_EMPTY,
+    ],
+)
 
 
 def _label(item: ledger.Scanned) -> str:
@@ -95,7 +96,7 @@ def judge(
         if item.error is not None:
             bad += 1
             ids = None
-            result.add(item.error.rule, "error", item.error.message, path=path, line=item.line)
+            result.add(item.error.rule, item.error.message, path=path, line=item.line)
         if item.id is None:
             continue
         records += 1
@@ -106,7 +107,6 @@ def judge(
             ids = None
             result.add(
                 "ledger-duplicate",
-                "error",
                 f"record {_label(item)} appears again (first at line {first.line})",
                 path=path,
                 line=item.line,
@@ -133,21 +133,15 @@ def judge(
                 "ledger only grows at its end"
             )
             line = loss.now.line
-        result.add("ledger-record-removed", "error", msg, path=path, line=line)
+        result.add("ledger-record-removed", msg, path=path, line=line)
     return ids
 
 
 def _cache_file(ctx: Context, path: str) -> Path | None:
     """Where the verified prefix of ``path`` is remembered: inside the git directory (never
     the working tree), one file per ledger path."""
-    try:
-        gitdir = Path(decode(ctx.git.out("rev-parse", "--git-dir")).strip())
-    except UsageError:
-        return None
-    if not gitdir.is_absolute():
-        gitdir = ctx.root / gitdir
     name = hashlib.sha1(path.encode("utf-8", "surrogateescape")).hexdigest()[:16]
-    return gitdir / "tools" / f"ledger-verified-{name}"
+    return ctx.git.tools_dir() / f"ledger-verified-{name}"
 
 
 def _judge_source(
@@ -206,7 +200,7 @@ def _run_on(
     data = read_now(ctx, path)
     if data is None:
         if base is None or not base.exists:
-            result.add("ledger-absent", "info", absent, path=path)
+            result.add("ledger-absent", absent, path=path)
             return result
         data = b""  # gone since the base: judged as emptied
     _judge_source(

@@ -7,17 +7,26 @@ import re
 
 from tools.context import Context
 from tools.git import decode
-from tools.report import GateResult, Rule
+from tools.report import GateResult, Rule, declare
 
 NAME = "now"
-RULES = [
-    Rule("now-missing", "error", "the digest file does not exist"),
-    Rule("now-stamp", "error", "no valid <!-- now-updated: YYYY-MM-DD --> stamp"),
-    Rule("now-stale", "error", "the stamp is older than max_age_days before HEAD's committer date"),
-    Rule("now-heading", "error", "a required heading is absent"),
-    Rule("now-budget", "error", "more than max_lines lines"),
-    Rule("now-long-entry", "error", "a list item or table row longer than max_entry characters"),
-]
+RULES = declare(
+    NAME,
+    [
+        Rule("now-missing", "error", "the digest file does not exist"),
+        Rule("now-stamp", "error", "no valid <!-- now-updated: YYYY-MM-DD --> stamp"),
+        Rule(
+            "now-stale",
+            "error",
+            "the stamp is older than max_age_days before HEAD's committer date",
+        ),
+        Rule("now-heading", "error", "a required heading is absent"),
+        Rule("now-budget", "error", "more than max_lines lines"),
+        Rule(
+            "now-long-entry", "error", "a list item or table row longer than max_entry characters"
+        ),
+    ],
+)
 
 _STAMP = re.compile(r"<!--\s*now-updated:\s*(\S*?)\s*-->")
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
@@ -79,7 +88,7 @@ def run(ctx: Context) -> GateResult:
     raw = ctx.read_current(path)
     if raw is None:
         where = "the index" if ctx.opts.staged else "the working tree"
-        result.add("now-missing", "error", f"{path} does not exist in {where}", path=path)
+        result.add("now-missing", f"{path} does not exist in {where}", path=path)
         return result
     text = decode(raw)
     lines = [ln[:-1] if ln.endswith("\r") else ln for ln in text.split("\n")]
@@ -90,11 +99,10 @@ def run(ctx: Context) -> GateResult:
     stamps = [(i + 1, m) for i, ln in enumerate(lines) for m in _STAMP.finditer(ln)]
     stamp_date: dt.date | None = None
     if not stamps:
-        result.add("now-stamp", "error", "no <!-- now-updated: YYYY-MM-DD --> stamp", path=path)
+        result.add("now-stamp", "no <!-- now-updated: YYYY-MM-DD --> stamp", path=path)
     elif len(stamps) > 1:
         result.add(
             "now-stamp",
-            "error",
             f"{len(stamps)} now-updated stamps; keep exactly one",
             path=path,
             line=stamps[1][0],
@@ -109,7 +117,6 @@ def run(ctx: Context) -> GateResult:
         except ValueError:
             result.add(
                 "now-stamp",
-                "error",
                 f"stamp {value!r} is not a date YYYY-MM-DD",
                 path=path,
                 line=line_no,
@@ -120,8 +127,8 @@ def run(ctx: Context) -> GateResult:
         if head is None:
             result.add(
                 "now-stale",
-                "info",
                 "max_age_days is set but there is no HEAD commit to count from; not judged",
+                severity="info",
                 path=path,
             )
         else:
@@ -133,7 +140,6 @@ def run(ctx: Context) -> GateResult:
             if age > max_age:
                 result.add(
                     "now-stale",
-                    "error",
                     f"stamp {stamp_date} is {age} days older than HEAD's committer date "
                     f"{head_day} (max_age_days {max_age})",
                     path=path,
@@ -143,12 +149,11 @@ def run(ctx: Context) -> GateResult:
     present = set(headings(lines))
     for heading in cfg["headings"]:
         if heading.strip().lower() not in present:
-            result.add("now-heading", "error", f"required heading {heading!r} is absent", path=path)
+            result.add("now-heading", f"required heading {heading!r} is absent", path=path)
 
     if len(lines) > cfg["max_lines"]:
         result.add(
             "now-budget",
-            "error",
             f"{len(lines)} lines, over the budget of {cfg['max_lines']}",
             path=path,
             line=cfg["max_lines"] + 1,
@@ -157,7 +162,6 @@ def run(ctx: Context) -> GateResult:
         if length > cfg["max_entry"]:
             result.add(
                 "now-long-entry",
-                "error",
                 f"entry of {length} characters, over max_entry {cfg['max_entry']}",
                 path=path,
                 line=line_no,

@@ -10,20 +10,25 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from tools.context import Context
+from tools.context import RANGE_EMPTY, Context
 from tools.gates import trailers as trailers_gate
 from tools.gates.trailers import Emit
-from tools.report import GateResult, Rule, Severity
+from tools.report import GateResult, Rule, Severity, declare
 from tools.trailers import SPACE, find_block, is_blank, split_lines
 
 NAME = "style"
-RULES = [
-    Rule("subject-period", "error", "the subject ends with a period"),
-    Rule("body-missing", "error", "nothing authored between the subject and the marker/trailers"),
-    Rule("subject-length", "warning", "the subject is longer than style.subject_max"),
-    Rule("subject-pattern", "error", "the subject does not match style.subject_pattern"),
-    Rule("range-empty", "info", "the range holds no commit of this branch"),
-]
+RULES = declare(
+    NAME,
+    [
+        Rule("subject-period", "error", "the subject ends with a period"),
+        Rule(
+            "body-missing", "error", "nothing authored between the subject and the marker/trailers"
+        ),
+        Rule("subject-length", "warning", "the subject is longer than style.subject_max"),
+        Rule("subject-pattern", "error", "the subject does not match style.subject_pattern"),
+        RANGE_EMPTY,
+    ],
+)
 
 
 def subject_of(lines: list[str]) -> tuple[str, int] | None:

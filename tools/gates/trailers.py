@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tools.context import Context
+from tools.context import RANGE_EMPTY, Context
 from tools.errors import UsageError
 from tools.git import Commit, decode
-from tools.report import GateResult, Rule, Severity
+from tools.report import GateResult, Rule, Severity, declare
 from tools.trailers import (
     SPACE,
     Block,
@@ -32,22 +32,31 @@ from tools.trailers import (
 )
 
 NAME = "trailers"
-RULES = [
-    Rule("empty-message", "error", "the commit message is empty"),
-    Rule("marker-missing", "error", "the marker paragraph is absent"),
-    Rule("marker-duplicate", "error", "the marker appears more than once"),
-    Rule("marker-last", "error", "the marker paragraph is the last paragraph"),
-    Rule("framing", "error", "a `---` line (git's patch divider) truncates what `git am` keeps"),
-    Rule("trailer-missing", "error", "a required trailer is absent from the trailer block"),
-    Rule("trailer-duplicate", "error", "a required trailer appears more than once"),
-    Rule("trailer-value", "error", "a required trailer's value is not one of the allowed ones"),
-    Rule("assisted-by-missing", "error", "`AI-Assisted: true` without an `Assisted-by` trailer"),
-    Rule("assisted-by-forbidden", "error", "`AI-Assisted: false` with an `Assisted-by` trailer"),
-    Rule("assisted-by-format", "error", "`Assisted-by` is not `ID:MODEL [TOOL]…`"),
-    Rule("ai-authorship", "error", "a sign-off or co-author names an AI identity"),
-    Rule("placeholder", "error", "the template `AGENT:MODEL [TOOL]` was left unfilled"),
-    Rule("range-empty", "info", "the range holds no commit of this branch"),
-]
+RULES = declare(
+    NAME,
+    [
+        Rule("empty-message", "error", "the commit message is empty"),
+        Rule("marker-missing", "error", "the marker paragraph is absent"),
+        Rule("marker-duplicate", "error", "the marker appears more than once"),
+        Rule("marker-last", "error", "the marker paragraph is the last paragraph"),
+        Rule(
+            "framing", "error", "a `---` line (git's patch divider) truncates what `git am` keeps"
+        ),
+        Rule("trailer-missing", "error", "a required trailer is absent from the trailer block"),
+        Rule("trailer-duplicate", "error", "a required trailer appears more than once"),
+        Rule("trailer-value", "error", "a required trailer's value is not one of the allowed ones"),
+        Rule(
+            "assisted-by-missing", "error", "`AI-Assisted: true` without an `Assisted-by` trailer"
+        ),
+        Rule(
+            "assisted-by-forbidden", "error", "`AI-Assisted: false` with an `Assisted-by` trailer"
+        ),
+        Rule("assisted-by-format", "error", "`Assisted-by` is not `ID:MODEL [TOOL]…`"),
+        Rule("ai-authorship", "error", "a sign-off or co-author names an AI identity"),
+        Rule("placeholder", "error", "the template `AGENT:MODEL [TOOL]` was left unfilled"),
+        RANGE_EMPTY,
+    ],
+)
 
 AI_ASSISTED = "AI-Assisted"
 ASSISTED_BY = "Assisted-by"
@@ -194,7 +203,7 @@ def emitter(
         if reason is not None:
             sev = "warning"
             message = f"debt: {reason}: {message}"
-        result.add(rule, sev, message, commit=sha, path=subject.path, line=line)
+        result.add(rule, message, severity=sev, commit=sha, path=subject.path, line=line)
 
     return emit
 

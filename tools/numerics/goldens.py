@@ -25,17 +25,26 @@ from tools.fsio import write_atomic
 from tools.numerics import tensors
 from tools.numerics.common import display, fmt, import_op, sha256_bytes, sha256_file
 from tools.numerics.tensors import DTYPES, Comparison, Tolerance
-from tools.report import GateResult, Rule
+from tools.report import GateResult, Rule, declare
 from tools.schema import validate_against
 
 NAME = "golden"
 MANIFEST = "manifest.yaml"
-RULES = [
-    Rule("golden-absent", "info", "the goldens folder does not exist: nothing to judge"),
-    Rule("golden-tampered", "error", "a golden file is missing, or its hash/dtype/shape differs"),
-    Rule("golden-mismatch", "error", "the kernel no longer reproduces the golden within tolerance"),
-    Rule("golden-result", "info", "one case's figures: bit-exact count, max abs error, margin"),
-]
+RULES = declare(
+    NAME,
+    [
+        Rule("golden-absent", "info", "the goldens folder does not exist: nothing to judge"),
+        Rule(
+            "golden-tampered", "error", "a golden file is missing, or its hash/dtype/shape differs"
+        ),
+        Rule(
+            "golden-mismatch",
+            "error",
+            "the kernel no longer reproduces the golden within tolerance",
+        ),
+        Rule("golden-result", "info", "one case's figures: bit-exact count, max abs error, margin"),
+    ],
+)
 SCHEMA = "golden-manifest.schema.json"
 _INIT = {
     "randn": {"scale": 1.0, "shift": 0.0},
@@ -301,7 +310,6 @@ def _load_tensors(
                 if result is not None:
                     result.add(
                         "golden-tampered",
-                        "error",
                         f"{case.name}: {section}.{spec.name} ({spec.file}) {problem}",
                         path=where,
                     )
@@ -393,14 +401,13 @@ def check_case(case: Case, root: Path, result: GateResult) -> dict[str, Any]:
     stats.update(ev.to_json())
     where = display(case.manifest, root)
     if ev.error:
-        result.add("golden-mismatch", "error", f"{case.name}: {ev.error}", path=where)
+        result.add("golden-mismatch", f"{case.name}: {ev.error}", path=where)
     for name, c in ev.outputs.items():
         if not c.ok:
-            result.add("golden-mismatch", "error", _mismatch_message(case, name, c), path=where)
+            result.add("golden-mismatch", _mismatch_message(case, name, c), path=where)
         else:
             result.add(
                 "golden-result",
-                "info",
                 f"{case.name}: output {name!r} ({case.tolerance[name].describe()}): bit-exact "
                 f"{c.bit_exact}/{c.total}, max abs err {fmt(c.max_abs_err)}, worst margin "
                 f"{fmt(c.worst_margin)} at index {c.worst_index} (got {fmt(c.got)}, want "
@@ -418,7 +425,6 @@ def check(config: dict[str, Any], root: Path, names: list[str]) -> GateResult:
             raise UsageError(f"no goldens folder {display(base, root)} (config goldens.dir)")
         result.add(
             "golden-absent",
-            "info",
             f"{display(base, root)} does not exist (config goldens.dir): no golden cases",
         )
         result.stats["cases"] = 0
@@ -459,12 +465,10 @@ def explain(config: dict[str, Any], root: Path, name: str) -> tuple[GateResult, 
         mine = ev.variant == case.variant
         if mine and not ev.ok:
             if ev.error:
-                result.add("golden-mismatch", "error", f"{case.name}: {ev.error}", path=where)
+                result.add("golden-mismatch", f"{case.name}: {ev.error}", path=where)
             for out, c in ev.outputs.items():
                 if not c.ok:
-                    result.add(
-                        "golden-mismatch", "error", _mismatch_message(case, out, c), path=where
-                    )
+                    result.add("golden-mismatch", _mismatch_message(case, out, c), path=where)
     return result, evaluations
 
 

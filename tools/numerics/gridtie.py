@@ -24,7 +24,7 @@ import numpy as np
 
 from tools.errors import UsageError
 from tools.numerics.common import fmt, num
-from tools.report import GateResult, Rule
+from tools.report import GateResult, Rule, declare
 from tools.schema import validate_against
 
 NAME = "grid-tie"
@@ -47,9 +47,13 @@ STOP_REASONS = {
     "length-mismatch": "the experiment and reference outputs have different token counts",
     "too-many-divergent": "more prompts diverge than max_divergent allows",
 }
-RULES = [Rule(rule, "error", summary) for rule, summary in STOP_REASONS.items()] + [
-    Rule("grid-tie-derived", "info", "the derived values of one divergent prompt"),
-]
+RULES = declare(
+    NAME,
+    [Rule(rule, "error", summary) for rule, summary in STOP_REASONS.items()]
+    + [
+        Rule("grid-tie-derived", "info", "the derived values of one divergent prompt"),
+    ],
+)
 
 
 def ulp32(x: float) -> float:
@@ -265,12 +269,11 @@ def judge(evidence: Evidence, where: str) -> tuple[GateResult, list[Judged]]:
     divergent = sum(1 for p in evidence.prompts if p.diverged)
     for j in judged:
         for rule, detail in j.reasons:
-            result.add(rule, "error", f"STOP prompt {j.prompt}: {detail}", path=where)
+            result.add(rule, f"STOP prompt {j.prompt}: {detail}", path=where)
         if j.diverged:
             d = j.derived
             result.add(
                 "grid-tie-derived",
-                "info",
                 f"prompt {j.prompt}: {'STOP' if j.reasons else 'PASS'}; "
                 f"experiment-to-top gap {fmt(d.get('experiment_to_top_gap', 'n/a'))}, "
                 f"step {fmt(d.get('step', 'n/a'))} (measured "
@@ -282,7 +285,6 @@ def judge(evidence: Evidence, where: str) -> tuple[GateResult, list[Judged]]:
     if divergent > evidence.max_divergent:
         result.add(
             "too-many-divergent",
-            "error",
             f"STOP: {divergent} prompts diverge, max_divergent is {evidence.max_divergent}",
             path=where,
         )

@@ -28,23 +28,28 @@ import yaml
 from tools.config import load_yaml
 from tools.errors import UsageError
 from tools.numerics.common import import_op, num, sha256_bytes
-from tools.report import GateResult, Rule
+from tools.report import GateResult, Rule, declare
 from tools.schema import validate_against
 
 NAME = "topp-count"
-RULES = [
-    Rule("topp-count-rule", "error", "D <= 3 or 200*D < K does not hold for a batch"),
-    Rule("topp-zero-count", "error", "a row's native kept count is zero, or a batch has no rows"),
-    Rule("topp-containment", "error", "the kernel drops a token the binary64 reference keeps"),
-    Rule("topp-canonical-prefix", "error", "the kept set is not a prefix of the stable order"),
-    Rule("topp-input-mutated", "error", "the kernel changed the bytes of its input"),
-    Rule("topp-bits-changed", "error", "a value is neither its input's fp32 bits nor -inf"),
-    Rule("topp-nonfinite-output", "error", "NaN or +inf in the kernel's output"),
-    Rule("topp-forced", "error", "a forced row does not keep exactly its forced token"),
-    Rule("topp-bad-output", "error", "the kernel raised, or returned no (batch, vocab) fp32"),
-    Rule("topp-batch", "info", "one batch's D, K and verdict for one kernel"),
-    Rule("topp-captured-missing", "info", "a captured kernel has no output for a case"),
-]
+RULES = declare(
+    NAME,
+    [
+        Rule("topp-count-rule", "error", "D <= 3 or 200*D < K does not hold for a batch"),
+        Rule(
+            "topp-zero-count", "error", "a row's native kept count is zero, or a batch has no rows"
+        ),
+        Rule("topp-containment", "error", "the kernel drops a token the binary64 reference keeps"),
+        Rule("topp-canonical-prefix", "error", "the kept set is not a prefix of the stable order"),
+        Rule("topp-input-mutated", "error", "the kernel changed the bytes of its input"),
+        Rule("topp-bits-changed", "error", "a value is neither its input's fp32 bits nor -inf"),
+        Rule("topp-nonfinite-output", "error", "NaN or +inf in the kernel's output"),
+        Rule("topp-forced", "error", "a forced row does not keep exactly its forced token"),
+        Rule("topp-bad-output", "error", "the kernel raised, or returned no (batch, vocab) fp32"),
+        Rule("topp-batch", "info", "one batch's D, K and verdict for one kernel"),
+        Rule("topp-captured-missing", "info", "a captured kernel has no output for a case"),
+    ],
+)
 RULE_RULE = "D <= 3 or 200*D < K"
 # exp(d) is exactly 0.0 in binary64 for d below this: every other token of a row whose forced
 # value leads by more has probability exactly zero at any precision.
@@ -515,7 +520,6 @@ def run_plan(plan: Plan, root: Path, where: str) -> tuple[GateResult, dict[str, 
             else:
                 result.add(
                     "topp-captured-missing",
-                    "info",
                     f"case {case.name}: captured kernel {name!r} has no output for it",
                     path=where,
                 )
@@ -526,13 +530,10 @@ def run_plan(plan: Plan, root: Path, where: str) -> tuple[GateResult, dict[str, 
         for v in verdicts:
             for rule, messages in v.failures.items():
                 for message in messages[:10]:
-                    result.add(
-                        rule, "error", f"case {case.name}, kernel {v.kernel}: {message}", path=where
-                    )
+                    result.add(rule, f"case {case.name}, kernel {v.kernel}: {message}", path=where)
                 if len(messages) > 10:
                     result.add(
                         rule,
-                        "error",
                         f"case {case.name}, kernel {v.kernel}: "
                         f"{len(messages) - 10} more row(s) like these",
                         path=where,
@@ -540,7 +541,6 @@ def run_plan(plan: Plan, root: Path, where: str) -> tuple[GateResult, dict[str, 
             dk = f"D={v.d}, K={v.k}" if v.d is not None else "no counts"
             result.add(
                 "topp-batch",
-                "info",
                 f"case {case.name}, kernel {v.kernel}: {dk}: "
                 f"{'pass' if v.ok else 'FAIL'} (native {comparator['device']} float32)",
                 path=where,
