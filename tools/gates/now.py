@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import datetime as dt
-import re
 
+from tools import markdown
 from tools.context import Context
 from tools.git import decode
 from tools.report import GateResult, Rule, declare
@@ -28,53 +28,79 @@ RULES = declare(
     ],
 )
 
-_STAMP = re.compile(r"<!--\s*now-updated:\s*(\S*?)\s*-->")
-_ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
-_SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
-_NUMBERING = re.compile(r"^\d+(?:\.\d+)*\.?\s+")
-_ITEM = re.compile(r"^(\s*)(?:[-*+]|\d+[.)])(?:\s+|$)")
+_STAMP_OPEN, _STAMP_KEY, _STAMP_CLOSE = "<!--", "now-updated:", "-->"
+_SPACE = " \t\n\r\f\v"
 
 
-def headings(lines: list[str]) -> list[str]:
-    """Heading texts (ATX and setext), lower-cased, with any section numbering dropped."""
-    out: list[str] = []
-    prev = ""
-    for line in lines:
-        m = _ATX.match(line)
-        if m:
-            out.append(m.group(2) or "")
-        elif _SETEXT.match(line) and prev.strip() and not _ITEM.match(prev):
-            out.append(prev.strip())
-        prev = line
-    return [_NUMBERING.sub("", h.strip()).strip().lower() for h in out]
+def stamps(line: str) -> list[str]:
+    """The value of each ``<!-- now-updated: VALUE -->`` on ``line`` (string scanning, linear
+    in the line's length whatever it holds)."""
+    found: list[str] = []
+    n = len(line)
+    at = line.find(_STAMP_OPEN)
+    while at >= 0:
+        i = at + len(_STAMP_OPEN)
+        while i < n and line[i] in _SPACE:
+            i += 1
+        if line.startswith(_STAMP_KEY, i):
+            close = line.find(_STAMP_CLOSE, i)
+            if close < 0:
+                break  # no comment closes after this one: none can after any later one
+            found.append(line[i + len(_STAMP_KEY) : close].strip(_SPACE))
+            at = line.find(_STAMP_OPEN, close + len(_STAMP_CLOSE))
+        else:
+            at = line.find(_STAMP_OPEN, i)
+    return found
 
 
-def entries(lines: list[str]) -> list[tuple[int, int]]:
+def _is_date(value: str) -> bool:
+    parts = value.split("-")
+    return [len(p) for p in parts] == [4, 2, 2] and all(p.isascii() and p.isdigit() for p in parts)
+
+
+def headings(lines: list[str], mask: list[bool] | None = None) -> list[str]:
+    """Heading titles (ATX and setext, outside fenced code), lower-cased, numbering dropped."""
+    return [h.title for h in markdown.headings(lines, mask)]
+
+
+def _item_indent(line: str) -> int | None:
+    """The indent of a list item's marker, or None when ``line`` is not a list item."""
+    if not markdown.is_list_item(line):
+        return None
+    return len(line) - len(line.lstrip(" \t"))
+
+
+def entries(lines: list[str], mask: list[bool] | None = None) -> list[tuple[int, int]]:
     """(line number, length in characters) of each list item (with its continuation lines)
-    and each table row."""
+    and each table row; lines inside fenced code blocks are neither."""
+    if mask is None:
+        mask = markdown.code_mask(lines)
     found: list[tuple[int, int]] = []
     i, n = 0, len(lines)
     while i < n:
         line = lines[i]
         stripped = line.strip()
+        if mask[i]:
+            i += 1
+            continue
         if stripped.startswith("|"):
             found.append((i + 1, len(stripped)))
             i += 1
             continue
-        m = _ITEM.match(line)
-        if not m:
+        indent = _item_indent(line)
+        if indent is None:
             i += 1
             continue
-        indent = len(m.group(1))
         length = len(stripped)
         j = i + 1
-        while j < n:
+        while j < n and not mask[j]:
             nxt = lines[j]
-            if not nxt.strip() or _ITEM.match(nxt) or nxt.strip().startswith("|"):
+            body = nxt.strip()
+            if not body or markdown.is_list_item(nxt) or body.startswith("|"):
                 break
-            if len(nxt) - len(nxt.lstrip()) <= indent and _ATX.match(nxt):
+            if len(nxt) - len(nxt.lstrip()) <= indent and markdown.is_heading_line(nxt):
                 break
-            length += 1 + len(nxt.strip())  # joined with one space, as rendered
+            length += 1 + len(body)  # joined with one space, as rendered
             j += 1
         found.append((i + 1, length))
         i = j
@@ -90,28 +116,25 @@ def run(ctx: Context) -> GateResult:
         where = "the index" if ctx.opts.staged else "the working tree"
         result.add("now-missing", f"{path} does not exist in {where}", path=path)
         return result
-    text = decode(raw)
-    lines = [ln[:-1] if ln.endswith("\r") else ln for ln in text.split("\n")]
-    if lines and lines[-1] == "":
-        lines.pop()  # the final newline ends the last line; it does not start another
+    lines = markdown.split_lines(decode(raw))
+    mask = markdown.code_mask(lines)
     result.stats["lines"] = len(lines)
 
-    stamps = [(i + 1, m) for i, ln in enumerate(lines) for m in _STAMP.finditer(ln)]
+    found = [(i + 1, v) for i, ln in enumerate(lines) if not mask[i] for v in stamps(ln)]
     stamp_date: dt.date | None = None
-    if not stamps:
+    if not found:
         result.add("now-stamp", "no <!-- now-updated: YYYY-MM-DD --> stamp", path=path)
-    elif len(stamps) > 1:
+    elif len(found) > 1:
         result.add(
             "now-stamp",
-            f"{len(stamps)} now-updated stamps; keep exactly one",
+            f"{len(found)} now-updated stamps; keep exactly one",
             path=path,
-            line=stamps[1][0],
+            line=found[1][0],
         )
     else:
-        line_no, m = stamps[0]
-        value = m.group(1)
+        line_no, value = found[0]
         try:
-            if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", value):
+            if not _is_date(value):
                 raise ValueError
             stamp_date = dt.date.fromisoformat(value)
         except ValueError:
@@ -143,10 +166,10 @@ def run(ctx: Context) -> GateResult:
                     f"stamp {stamp_date} is {age} days older than HEAD's committer date "
                     f"{head_day} (max_age_days {max_age})",
                     path=path,
-                    line=stamps[0][0],
+                    line=found[0][0],
                 )
 
-    present = set(headings(lines))
+    present = set(headings(lines, mask))
     for heading in cfg["headings"]:
         if heading.strip().lower() not in present:
             result.add("now-heading", f"required heading {heading!r} is absent", path=path)
@@ -158,7 +181,7 @@ def run(ctx: Context) -> GateResult:
             path=path,
             line=cfg["max_lines"] + 1,
         )
-    for line_no, length in entries(lines):
+    for line_no, length in entries(lines, mask):
         if length > cfg["max_entry"]:
             result.add(
                 "now-long-entry",
