@@ -1,4 +1,4 @@
-"""The trailer parser agrees with real ``git interpret-trailers --parse``; cleanup and squash."""
+"""The trailer parser agrees with real ``git interpret-trailers --parse``; the squash shape."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ from tools.trailers import (
     SCISSORS,
     _cut_line_end,
     _patch_start,
-    cleanup,
     find_block,
     git_parse_output,
     git_trailers,
@@ -215,32 +214,6 @@ def test_lines_split_on_newline_only() -> None:
     assert len(text.splitlines()) != len(split_lines(text))  # what splitlines would get wrong
     paras = paragraphs(split_lines("s\r\n\r\nb1\nb2\n \t\nt\n"))
     assert [(p.start, p.lines) for p in paras] == [(1, ("s\r",)), (3, ("b1", "b2")), (6, ("t",))]
-
-
-# -- git's default cleanup -----------------------------------------------------------------
-
-
-def test_cleanup_matches_git_stripspace() -> None:
-    text = (
-        "\n\n# leading comment\nSubject  \r\n\n\n\nBody\t\n# Please enter\n\nKey: v\n"
-        f"{SCISSORS}# everything below is the diff\n---\n"
-    )
-    real = subprocess.run(
-        ["git", "stripspace", "--strip-comments"],
-        input=encode(text[: text.index(SCISSORS)]),
-        capture_output=True,
-        check=True,
-    ).stdout
-    cleaned = cleanup(text)
-    assert encode(cleaned.text) == real
-    # Each kept line remembers where it stood in the file.
-    assert split_lines(cleaned.text) == ["Subject", "", "Body", "", "Key: v"]
-    assert [cleaned.original_line(n) for n in (1, 3, 5)] == [4, 8, 11]
-
-
-def test_cleanup_of_a_file_that_is_all_comments_is_empty() -> None:
-    assert cleanup("# nothing\n#\n\n").text == ""
-    assert cleanup(SCISSORS + "Key: v\n").text == ""
 
 
 # -- the GitHub squash extension -------------------------------------------------------------

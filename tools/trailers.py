@@ -117,51 +117,6 @@ def paragraphs(lines: list[str]) -> list[Paragraph]:
     return out
 
 
-# -- git's default cleanup (for a message about to be committed) ----------------------------
-
-
-@dataclass(frozen=True)
-class Cleaned:
-    """A cleaned message and, for each of its lines, the line of the original it came from."""
-
-    text: str
-    origin: tuple[int, ...] = field(default=())
-
-    def original_line(self, line: int | None) -> int | None:
-        if line is None or not 1 <= line <= len(self.origin):
-            return line
-        return self.origin[line - 1]
-
-
-def cleanup(text: str) -> Cleaned:
-    """What ``git commit`` keeps of an edited message (cleanup mode ``strip`` + scissors).
-
-    Everything from the scissors line on is dropped; comment lines go; trailing whitespace of
-    each line goes; runs of blank lines collapse to one; leading and trailing blank lines go.
-    """
-    text = text[: _cut_line_end(text, len(text))]
-    out: list[str] = []
-    origin: list[int] = []
-    empties = 0
-    first_empty = 0
-    for number, line in enumerate(split_lines(text), start=1):
-        if line.startswith(COMMENT):
-            continue
-        line = line.rstrip(SPACE)
-        if not line:
-            if not empties:
-                first_empty = number
-            empties += 1
-            continue
-        if empties and out:
-            out.append("")
-            origin.append(first_empty)
-        empties = 0
-        out.append(line)
-        origin.append(number)
-    return Cleaned("\n".join(out) + "\n" if out else "", tuple(origin))
-
-
 # -- git's trailer block ---------------------------------------------------------------------
 
 

@@ -595,7 +595,7 @@ def test_message_file_is_judged_alone_with_git_cleanup(repo: Repo, tmp_path: Pat
     path = tmp_path / "COMMIT_EDITMSG"
     path.write_text(text)
     code, gate = _msg_check(repo, str(path))
-    assert (code, gate["findings"], gate["stats"]) == (0, [], {"messages": 1})
+    assert (code, gate["findings"], gate["stats"]) == (0, [], {"messages": 1, "cleanup": "strip"})
     # A finding names the file and the line in the file as written (comments counted).
     path.write_text(text.replace("AI-Assisted: true", "AI-Assisted: yes"))
     code, gate = _msg_check(repo, str(path))
@@ -617,7 +617,14 @@ def test_message_from_stdin(repo: Repo) -> None:
 def test_empty_message_file(repo: Repo, tmp_path: Path) -> None:
     repo.commit("Start\n")
     path = tmp_path / "msg"
+    # The editor's template untouched: git strips its comments and stores nothing.
+    path.write_text("\n# Please enter the commit message for your changes.\n#\n")
+    assert rules(_msg_check(repo, str(path))[1]) == ["empty-message"]
+    # The same comment lines given with -F are kept by git: not empty.
     path.write_text("# only comments\n\n")
+    assert "empty-message" not in rules(_msg_check(repo, str(path))[1])
+    # ...unless commit.cleanup is strip.
+    repo.git("config", "commit.cleanup", "strip")
     assert rules(_msg_check(repo, str(path))[1]) == ["empty-message"]
 
 

@@ -1,6 +1,7 @@
 """style: commit style (SPEC §4.3).
 
-Judges the same messages as the trailers gate (range, ``--commit``, message file). The subject
+Judges the same messages as the trailers gate (:mod:`tools.commit_messages`: range,
+``--commit``, message file as git will store it). The subject
 is git's: the first paragraph, its lines joined by a space (what ``git log --format=%s``
 shows). Merge commits -- two or more parents -- are skipped; the subject text never decides.
 """
@@ -10,9 +11,15 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from tools.commit_messages import (
+    Emit,
+    emitter,
+    exceptions,
+    marker_lines,
+    merge_in_progress_skip,
+    messages,
+)
 from tools.context import RANGE_EMPTY, Context
-from tools.gates import trailers as trailers_gate
-from tools.gates.trailers import Emit
 from tools.report import GateResult, Rule, Severity, declare
 from tools.trailers import SPACE, find_block, is_blank, split_lines
 
@@ -79,7 +86,7 @@ def _body(lines: list[str], text: str, subject_line: int, marker: str | None, em
     if block.start is not None:
         stop, upto = block.start, "the trailers"
     if marker is not None:
-        marks = trailers_gate.marker_lines(text, marker)
+        marks = marker_lines(text, marker)
         if marks and marks[0] < stop:
             stop, upto = marks[0], f"the {marker} marker"
     if any(not is_blank(lines[i - 1]) for i in range(n, stop)):
@@ -94,19 +101,21 @@ def run(ctx: Context) -> GateResult:
     cfg = ctx.config["style"]
     if not cfg["enabled"]:
         return result.skip("disabled in config")
-    subjects = trailers_gate.messages(ctx, result)
-    debt = trailers_gate.exceptions(ctx, subjects)
+    subjects = messages(ctx, result)
+    debt = exceptions(ctx, subjects)
     marker = ctx.config["trailers"]["marker"]
 
-    def severity(rule: str) -> Severity:
-        return cfg["subject_length"] if rule == "subject-length" else "error"
+    def severity(rule: str) -> Severity | None:
+        return cfg["subject_length"] if rule == "subject-length" else None
 
-    skipped = 0
+    skipped = judged = 0
     for subject in subjects:
         if subject.is_merge:
             skipped += 1
             continue
-        judge(subject.text, cfg, marker, trailers_gate.emitter(result, subject, debt, severity))
+        judged += 1
+        judge(subject.text, cfg, marker, emitter(result, subject, debt, severity))
     if skipped:
         result.stats["merges_skipped"] = skipped
+    merge_in_progress_skip(result, subjects, judged)
     return result

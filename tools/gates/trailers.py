@@ -1,35 +1,29 @@
 """trailers: the commit trailer contract (SPEC §4.2).
 
-What is judged (shared with the style gate, see :func:`messages`): the range's commits read
-in the context's one ``git log`` pass, or one ``--commit``, and/or the message about to be
-committed (``Options.message_file``; with ``opts.extra["message_only"]`` it is judged alone,
-without touching the range). A message file gets git's default cleanup first.
+What is judged (range, ``--commit``, message file, git's cleanup, merges, exceptions) comes
+from :mod:`tools.commit_messages`, shared with the style gate.
 """
 
 from __future__ import annotations
 
 import functools
-import re
-import sys
-from collections.abc import Callable
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
+from tools.commit_messages import (
+    Emit,
+    config_where,
+    emitter,
+    exceptions,
+    is_own_paragraph,
+    marker_lines,
+    merge_in_progress_skip,
+    messages,
+)
 from tools.context import RANGE_EMPTY, Context
 from tools.errors import UsageError
-from tools.git import Commit, decode
-from tools.report import GateResult, Rule, Severity, declare
-from tools.trailers import (
-    SPACE,
-    Block,
-    Cleaned,
-    Trailer,
-    cleanup,
-    find_block,
-    is_blank,
-    split_lines,
-)
+from tools.git import Commit
+from tools.report import GateResult, Rule, declare
+from tools.trailers import SPACE, Block, Trailer, find_block, is_blank, split_lines
 
 NAME = "trailers"
 RULES = declare(
@@ -66,146 +60,9 @@ PLACEHOLDER = "AGENT:MODEL [TOOL]"
 # Rules a commit before the cutover is still judged by.
 LENIENT_RULES = frozenset({"marker-missing", "marker-duplicate"})
 
-_FRAMING = re.compile(r"^---(?:[ \t\r][^\n]*)?$", re.MULTILINE)
-_TOOL = r"\[[^\[\]]*[^\[\]\s][^\[\]]*\]"
-_ASSISTED_FORMAT = re.compile(
-    rf"(?P<id>[A-Za-z0-9][A-Za-z0-9_.-]*):(?P<model>[^\s\[\]]+)\s+(?P<tools>{_TOOL}(?:\s*{_TOOL})*)"
-)
-_TOOLS = re.compile(r"\[([^\[\]]*)\]")
-_WORDS = re.compile(r"[^\W_]+")
-_NOREPLY = re.compile(r"@users\.noreply\.github\.com>?$", re.IGNORECASE)
-
-
-# -- what is judged --------------------------------------------------------------------------
-
-
-@dataclass
-class Subject:
-    """One message to judge: a commit's, or the message file's (cleaned, lines mapped back)."""
-
-    text: str
-    commit: Commit | None = None
-    path: str | None = None
-    cleaned: Cleaned | None = None
-
-    @property
-    def sha(self) -> str | None:
-        return self.commit.sha if self.commit is not None else None
-
-    @property
-    def is_merge(self) -> bool:
-        return self.commit is not None and self.commit.is_merge
-
-
-def read_message_file(ctx: Context) -> bytes:
-    """The bytes of ``--message-file`` (``-``: stdin), read once per invocation."""
-    cache = ctx.opts.extra
-    if "message_bytes" not in cache:
-        name = ctx.opts.message_file
-        assert name is not None
-        if name == "-":
-            stream = getattr(sys.stdin, "buffer", None)
-            data = stream.read() if stream is not None else sys.stdin.read().encode()
-        else:
-            path = Path(name)
-            try:
-                data = path.read_bytes()
-            except IsADirectoryError:
-                raise UsageError(
-                    "is a directory, expected a commit message file", where=name
-                ) from None
-            except OSError as exc:
-                raise UsageError(f"cannot read message file: {exc.strerror}", where=name) from None
-        cache["message_bytes"] = data
-    return cache["message_bytes"]
-
-
-def messages(ctx: Context, result: GateResult) -> list[Subject]:
-    """The messages this invocation judges; records range facts (skip, empty) on ``result``."""
-    opts = ctx.opts
-    out: list[Subject] = []
-    if not (opts.message_file is not None and opts.extra.get("message_only")):
-        commits = ctx.range_commits(result)
-        out += [Subject(c.text, commit=c) for c in commits or ()]
-    if opts.message_file is not None:
-        cleaned = cleanup(decode(read_message_file(ctx)))
-        out.append(Subject(cleaned.text, path=opts.message_file, cleaned=cleaned))
-        result.stats["messages"] = 1
-    return out
-
-
-# -- exceptions (debt) -----------------------------------------------------------------------
-
-
-def _config_where(ctx: Context, key: str) -> str:
-    return f"{ctx.config_source or 'config'}: {key}"
-
-
-def known_rules() -> set[str]:
-    from tools.gates import style
-
-    return {r.id for r in RULES} | {r.id for r in style.RULES}
-
-
-def exceptions(ctx: Context, subjects: list[Subject]) -> dict[tuple[str, str], str]:
-    """``trailers.exceptions`` resolved against the judged commits: (sha, rule) -> reason.
-
-    An entry names a commit by full sha or by a prefix that is unambiguous among the judged
-    commits; a rule id that no commit gate fires is a config error (a typo must not hide).
-    """
-    entries = ctx.config["trailers"]["exceptions"]
-    if not entries:
-        return {}
-    rules = known_rules()
-    by_head: dict[str, list[str]] = {}
-    for s in subjects:
-        if s.sha is not None:
-            by_head.setdefault(s.sha[:4], []).append(s.sha)
-    table: dict[tuple[str, str], str] = {}
-    for i, entry in enumerate(entries):
-        if entry["rule"] not in rules:
-            raise UsageError(
-                f"unknown rule {entry['rule']!r}",
-                where=_config_where(ctx, f"trailers.exceptions[{i}].rule"),
-                expected="a rule id of the trailers or style gate",
-            )
-        prefix = entry["commit"].lower()
-        found = {sha for sha in by_head.get(prefix[:4], ()) if sha.startswith(prefix)}
-        if len(found) > 1:
-            raise UsageError(
-                f"commit prefix {prefix!r} is ambiguous ({len(found)} judged commits match)",
-                where=_config_where(ctx, f"trailers.exceptions[{i}].commit"),
-                expected="a full sha or an unambiguous prefix",
-            )
-        for sha in found:
-            table[(sha, entry["rule"])] = entry["reason"]
-    return table
-
-
-Emit = Callable[[str, str, int | None], None]
-
-
-def emitter(
-    result: GateResult,
-    subject: Subject,
-    debt: dict[tuple[str, str], str],
-    severity: Callable[[str], Severity],
-) -> Emit:
-    """A function ``emit(rule, message, line)`` that files a finding for ``subject``: line
-    mapped back to the message file, an excepted (commit, rule) turned into a debt warning."""
-
-    def emit(rule: str, message: str, line: int | None = None) -> None:
-        sev = severity(rule)
-        if subject.cleaned is not None:
-            line = subject.cleaned.original_line(line)
-        sha = subject.sha
-        reason = debt.get((sha, rule)) if sha is not None else None
-        if reason is not None:
-            sev = "warning"
-            message = f"debt: {reason}: {message}"
-        result.add(rule, message, severity=sev, commit=sha, path=subject.path, line=line)
-
-    return emit
+_NOREPLY = "@users.noreply.github.com"
+_ID_FIRST = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+_ID_REST = _ID_FIRST | frozenset("_.-")
 
 
 # -- cutover ---------------------------------------------------------------------------------
@@ -220,7 +77,7 @@ def strict_commits(ctx: Context, commits: list[Commit]) -> set[str] | None:
     if cut is None:
         raise UsageError(
             f"cutover {ref!r} does not resolve to a commit",
-            where=_config_where(ctx, "trailers.cutover"),
+            where=config_where(ctx, "trailers.cutover"),
             expected="a commit of this repository",
         )
     by_sha = {c.sha: c for c in commits}
@@ -253,61 +110,116 @@ def strict_commits(ctx: Context, commits: list[Commit]) -> set[str] | None:
     return {sha for sha, yes in strict.items() if yes}
 
 
-# -- the rules -------------------------------------------------------------------------------
+# -- the rules (every parser here scans strings: linear on any input) --------------------------
 
 
-def marker_lines(text: str, marker: str) -> list[int]:
-    """1-based lines that are the marker (surrounding whitespace ignored)."""
+def _paragraph_starts(lines: list[str]) -> list[int]:
+    """1-based first line of each paragraph."""
+    return [
+        n
+        for n in range(1, len(lines) + 1)
+        if not is_blank(lines[n - 1]) and (n == 1 or is_blank(lines[n - 2]))
+    ]
+
+
+def framing_lines(text: str) -> list[int]:
+    """1-based lines that are git's patch divider: ``---`` then whitespace or the end."""
     found: list[int] = []
-    pos = text.find(marker)
-    while pos >= 0:
-        start = text.rfind("\n", 0, pos) + 1
-        end = text.find("\n", pos)
-        end = len(text) if end < 0 else end
-        if text[start:end].strip(SPACE) == marker:
-            found.append(text.count("\n", 0, start) + 1)
-        pos = text.find(marker, end)
+    for number, line in enumerate(text.split("\n"), start=1):
+        if line.startswith("---") and (len(line) == 3 or line[3] in " \t\r"):
+            found.append(number)
     return found
 
 
-def _last_paragraph_start(lines: list[str]) -> int:
-    """1-based first line of the last paragraph (0 when every line is blank)."""
-    n = len(lines)
-    while n and is_blank(lines[n - 1]):
-        n -= 1
-    while n > 1 and not is_blank(lines[n - 2]):
-        n -= 1
-    return n
+def words(text: str) -> list[str]:
+    """Lower-cased words: runs of letters and digits (split on everything else)."""
+    out: list[str] = []
+    current: list[str] = []
+    for ch in text.lower():
+        if ch.isalnum():
+            current.append(ch)
+        elif current:
+            out.append("".join(current))
+            current = []
+    if current:
+        out.append("".join(current))
+    return out
 
 
-def _line_of(text: str, offset: int) -> int:
-    return text.count("\n", 0, offset) + 1
+def contains_words(haystack: list[str], needle: list[str]) -> bool:
+    """Whether ``needle`` occurs in ``haystack`` as consecutive whole words."""
+    if not needle or len(needle) > len(haystack):
+        return False
+    # Words hold no NUL: joined with NUL sentinels, a substring search finds whole words only.
+    return ("\0" + "\0".join(needle) + "\0") in ("\0" + "\0".join(haystack) + "\0")
 
 
-@functools.lru_cache(maxsize=4096)
-def _words(text: str) -> list[str]:
-    return _WORDS.findall(text.lower())
+def bracketed(value: str) -> tuple[list[str], int]:
+    """The contents of ``[…]`` groups of ``value`` (no nested brackets), and where the first
+    one starts (-1 when there is none)."""
+    out: list[str] = []
+    first = -1
+    i = value.find("[")
+    while i >= 0:
+        close = value.find("]", i + 1)
+        if close < 0:
+            break
+        inner = value[i + 1 : close]
+        nested = inner.rfind("[")
+        if nested >= 0:
+            i += 1 + nested  # the innermost "[" before this "]" opens the group
+            continue
+        if first < 0:
+            first = i
+        out.append(inner)
+        i = value.find("[", close + 1)
+    return out, first
 
 
-def _contains_words(haystack: list[str], needle: list[str]) -> bool:
-    k = len(needle)
-    return k > 0 and any(haystack[i : i + k] == needle for i in range(len(haystack) - k + 1))
-
-
-# Agent commits repeat the same few Assisted-by values and identities: parse each once.
 @functools.lru_cache(maxsize=4096)
 def assisted_by_parts(value: str) -> tuple[str, ...]:
     """ID, model and tools of an ``Assisted-by`` value, read leniently (even if malformed)."""
-    parts: list[str] = []
-    head = _TOOLS.sub(" ", value)
+    tools, first = bracketed(value)
+    head = value if first < 0 else value[:first]
     ident, sep, rest = head.partition(":")
-    parts.append(ident.strip(SPACE))
+    parts = [ident.strip(SPACE)]
     if sep:
         model = rest.split()
         if model:
             parts.append(model[0])
-    parts += [t.strip(SPACE) for t in _TOOLS.findall(value)]
+    parts += [t.strip(SPACE) for t in tools]
     return tuple(p for p in parts if p)
+
+
+def assisted_by_ok(value: str) -> bool:
+    """``ID:MODEL [TOOL]…``: ID ``[A-Za-z0-9][A-Za-z0-9_.-]*``, a model without spaces or
+    brackets, whitespace, then one or more ``[TOOL]`` (a tool holds a non-space and no
+    brackets) separated by optional whitespace, nothing else."""
+    ident, sep, rest = value.partition(":")
+    if not sep or not ident or ident[0] not in _ID_FIRST or not set(ident) <= _ID_REST:
+        return False
+    i, n = 0, len(rest)
+    while i < n and not rest[i].isspace() and rest[i] not in "[]":
+        i += 1
+    if i == 0 or i == n or not rest[i].isspace():
+        return False
+    tools = 0
+    while i < n:
+        while i < n and rest[i].isspace():
+            i += 1
+        if i == n:
+            break
+        if rest[i] != "[":
+            return False
+        close = rest.find("]", i + 1)
+        if close < 0:
+            return False
+        inner = rest[i + 1 : close]
+        if "[" in inner or inner.isspace() or not inner:
+            return False
+        tools += 1
+        i = close + 1
+    return tools > 0
 
 
 def judge(
@@ -328,29 +240,15 @@ def judge(
             emit("marker-missing", f"the message is empty: no {marker} paragraph", None)
         return
     if marker is not None:
-        found = marker_lines(text, marker)
-        if not found:
-            emit("marker-missing", f"no {marker} paragraph (a line that is the marker)", None)
-        for line in found[1:]:
-            emit("marker-duplicate", f"{marker} again (first at line {found[0]})", line)
-        if strict:
-            last = _last_paragraph_start(lines)
-            for line in found:
-                if line >= last:
-                    emit(
-                        "marker-last",
-                        f"{marker} is in the last paragraph: the trailers must follow it "
-                        "as a paragraph of their own",
-                        line,
-                    )
+        _marker(lines, text, marker, emit, strict=strict)
     if not strict:
         return
     if "---" in text:
-        for m in _FRAMING.finditer(text):
+        for line in framing_lines(text):
             emit(
                 "framing",
                 "a `---` line is git's patch divider: `git am` drops it and everything below",
-                _line_of(text, m.start()),
+                line,
             )
     block = find_block(text)
     _required(lines, block, cfg, emit)
@@ -361,6 +259,34 @@ def judge(
         for n, line in enumerate(lines, start=1):
             if PLACEHOLDER in line:
                 emit("placeholder", f"the template {PLACEHOLDER!r} was not filled in", n)
+
+
+def _marker(lines: list[str], text: str, marker: str, emit: Emit, *, strict: bool) -> None:
+    found = marker_lines(text, marker)
+    own = [n for n in found if is_own_paragraph(lines, n)]
+    if not own:
+        if found:
+            emit(
+                "marker-missing",
+                f"{marker} shares its paragraph with other lines, so it is no marker "
+                "paragraph: put a blank line before and after it",
+                found[0],
+            )
+        else:
+            emit("marker-missing", f"no {marker} paragraph (a line that is the marker)", None)
+        return
+    for line in found:
+        if line != own[0]:
+            emit("marker-duplicate", f"{marker} again (first at line {own[0]})", line)
+    if strict:
+        starts = _paragraph_starts(lines)
+        if starts and own[0] >= starts[-1]:
+            emit(
+                "marker-last",
+                f"{marker} is the last paragraph: the trailers must follow it as a paragraph "
+                "of their own",
+                own[0],
+            )
 
 
 def _required(lines: list[str], block: Block, cfg: dict[str, Any], emit: Emit) -> None:
@@ -381,12 +307,18 @@ def _required(lines: list[str], block: Block, cfg: dict[str, Any], emit: Emit) -
                 emit("trailer-value", f"`{t.key}: {t.value}`: the value must be {want}", t.line)
 
 
+def _keyed(line: str, key: str) -> bool:
+    """Whether ``line`` is ``key`` (any case), optional blanks, then ``:``."""
+    if line[: len(key)].lower() != key.lower():
+        return False
+    return line[len(key) :].lstrip(" \t").startswith(":")
+
+
 def _stray_hint(lines: list[str], block: Block, key: str) -> str:
     """Point at a ``Key:`` line outside the block: the usual cause is a paragraph after it."""
-    pattern = re.compile(rf"{re.escape(key)}[ \t]*:", re.IGNORECASE)
     for n, line in enumerate(lines, start=1):
         inside = block.start is not None and block.start <= n <= (block.end or n)
-        if not inside and pattern.match(line):
+        if not inside and _keyed(line, key):
             return (
                 f" in the trailer block (line {n} has one, but the trailer block is the last "
                 "paragraph only)"
@@ -414,7 +346,7 @@ def _assisted_by(block: Block, emit: Emit) -> None:
                 t.line,
             )
     for t in notes:
-        if not _ASSISTED_FORMAT.fullmatch(t.value):
+        if not assisted_by_ok(t.value):
             emit(
                 "assisted-by-format",
                 f"`Assisted-by: {t.value}`: expected `ID:MODEL [TOOL]…` (ID of letters, digits, "
@@ -425,20 +357,21 @@ def _assisted_by(block: Block, emit: Emit) -> None:
 
 @functools.lru_cache(maxsize=8)
 def _identity_words(identities: tuple[str, ...]) -> list[list[str]]:
-    return [w for w in (_words(i) for i in identities) if w]
+    return [w for w in (words(i) for i in identities) if w]
 
 
 def _authorship(block: Block, cfg: dict[str, Any], emit: Emit) -> None:
     identities = _identity_words(tuple(cfg["ai_identities"]))
-    parts = {p.lower() for t in block.get(ASSISTED_BY) for p in assisted_by_parts(t.value)}
+    names = sorted({p for t in block.get(ASSISTED_BY) for p in assisted_by_parts(t.value)})
+    named = [(p, w) for p in names if (w := words(p))]
     people: list[Trailer] = block.get(SIGNED_OFF_BY) + block.get(CO_AUTHORED_BY)
     for t in sorted(people, key=lambda t: t.line):
-        if t.has_key(CO_AUTHORED_BY) and _NOREPLY.search(t.value.strip(SPACE)):
+        value = t.value.strip(SPACE)
+        if t.has_key(CO_AUTHORED_BY) and value.rstrip(">").lower().endswith(_NOREPLY):
             continue  # GitHub's own noreply co-author lines (squash merges) are exempt
-        words = _words(t.value)
-        hit = next((" ".join(i) for i in identities if _contains_words(words, i)), None)
-        low = t.value.lower()
-        part = next((p for p in sorted(parts) if p in low), None)
+        found = words(value)
+        hit = next((" ".join(i) for i in identities if contains_words(found, i)), None)
+        part = next((p for p, w in named if contains_words(found, w)), None)
         if hit is None and part is None:
             continue
         why = f"the AI identity {hit!r}" if hit else f"{part!r} of an `Assisted-by` trailer"
@@ -462,24 +395,20 @@ def run(ctx: Context) -> GateResult:
     strict_set = strict_commits(ctx, [s.commit for s in subjects if s.commit is not None])
     debt = exceptions(ctx, subjects)
     filled = bool(ctx.opts.extra.get("filled"))
-    skipped = lenient = 0
+    skipped = lenient = judged = 0
     for subject in subjects:
         if subject.is_merge and cfg["merges"] == "skip":
             skipped += 1
             continue
+        judged += 1
         # The message about to be committed is always judged strictly: the cutover
         # grandfathers history, not new work.
         strict = strict_set is None or subject.sha is None or subject.sha in strict_set
         lenient += not strict
-        judge(
-            subject.text,
-            cfg,
-            emitter(result, subject, debt, lambda rule: "error"),
-            strict=strict,
-            filled=filled,
-        )
+        judge(subject.text, cfg, emitter(result, subject, debt), strict=strict, filled=filled)
     if skipped:
         result.stats["merges_skipped"] = skipped
     if strict_set is not None:
         result.stats["before_cutover"] = lenient
+    merge_in_progress_skip(result, subjects, judged)
     return result

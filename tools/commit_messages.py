@@ -1,0 +1,339 @@
+"""What the two commit gates (``trailers`` and ``style``) judge, in one place.
+
+- Sources: the range's commits (the context's one ``git log`` pass), one ``--commit``, and/or
+  the message about to be committed (``--message-file PATH|-``, the commit-msg hook).
+- git's cleanup: a message file is judged as git will store it. The commit-msg hook runs
+  before git cleans the message, so the file may still hold the editor's instructions, a
+  scissors line and the diff below it, or (``git commit -m`` / ``-F``) ``#`` lines that git
+  keeps. Which cleanup applies follows ``commit.cleanup`` and ``core.commentChar``.
+- Merges: a merge commit (two or more parents), or the message of a merge in progress
+  (``MERGE_HEAD`` exists), is a merge's message.
+- Exceptions (``trailers.exceptions``): (commit, rule) pairs turned into ``debt`` warnings.
+- The marker paragraph, which the trailers gate requires and the style gate stops the body at.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from tools.errors import UsageError
+from tools.git import Commit, decode
+from tools.report import GateResult, Severity
+
+if TYPE_CHECKING:
+    from tools.context import Context
+    from tools.git import Git
+
+# The gates whose rule ids an exception may name.
+COMMIT_GATES = ("trailers", "style")
+SPACE = " \t\n\r"  # git's isspace()
+CLEANUP_MODES = ("default", "strip", "whitespace", "verbatim", "scissors")
+_SCISSORS_BODY = " ------------------------ >8 ------------------------\n"
+_INSTRUCTIONS = " Please enter"  # git's editor template: "# Please enter the commit message…"
+
+
+# -- what is judged --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Cleaned:
+    """A cleaned message and, for each of its lines, the line of the original it came from."""
+
+    text: str
+    origin: tuple[int, ...] = field(default=())
+    mode: str = "verbatim"
+
+    def original_line(self, line: int | None) -> int | None:
+        if line is None or not 1 <= line <= len(self.origin):
+            return line
+        return self.origin[line - 1]
+
+
+@dataclass
+class Subject:
+    """One message to judge: a commit's, or the message file's (cleaned, lines mapped back)."""
+
+    text: str
+    commit: Commit | None = None
+    path: str | None = None
+    cleaned: Cleaned | None = None
+    merge_in_progress: bool = False
+
+    @property
+    def sha(self) -> str | None:
+        return self.commit.sha if self.commit is not None else None
+
+    @property
+    def is_merge(self) -> bool:
+        """A merge commit, or the message of the merge now being concluded."""
+        if self.commit is not None:
+            return self.commit.is_merge
+        return self.merge_in_progress
+
+
+def read_message_file(ctx: Context) -> bytes:
+    """The bytes of ``--message-file`` (``-``: stdin), read once per invocation."""
+    cache = ctx.opts.extra
+    if "message_bytes" not in cache:
+        name = ctx.opts.message_file
+        assert name is not None
+        if name == "-":
+            stream = getattr(sys.stdin, "buffer", None)
+            data = stream.read() if stream is not None else sys.stdin.read().encode()
+        else:
+            try:
+                data = Path(name).read_bytes()
+            except IsADirectoryError:
+                raise UsageError(
+                    "is a directory, expected a commit message file", where=name
+                ) from None
+            except OSError as exc:
+                raise UsageError(f"cannot read message file: {exc.strerror}", where=name) from None
+        cache["message_bytes"] = data
+    return cache["message_bytes"]
+
+
+def messages(ctx: Context, result: GateResult) -> list[Subject]:
+    """The messages this invocation judges; records range facts (skip, empty) on ``result``."""
+    opts = ctx.opts
+    out: list[Subject] = []
+    if not (opts.message_file is not None and opts.extra.get("message_only")):
+        commits = ctx.range_commits(result)
+        out += [Subject(c.text, commit=c) for c in commits or ()]
+    if opts.message_file is not None:
+        cleaned = as_git_will_store(decode(read_message_file(ctx)), ctx.git)
+        out.append(
+            Subject(
+                cleaned.text,
+                path=opts.message_file,
+                cleaned=cleaned,
+                merge_in_progress=ctx.git.in_merge(),
+            )
+        )
+        result.stats["messages"] = 1
+        result.stats["cleanup"] = cleaned.mode
+    return out
+
+
+# -- git's cleanup ---------------------------------------------------------------------------
+
+
+def _config(git: Git, key: str) -> str | None:
+    status, out = git.run("config", "--get", key, ok=(0, 1))
+    return decode(out).strip() if status == 0 else None
+
+
+def comment_prefix(text: str, configured: str | None) -> str:
+    """The comment character git uses: ``core.commentChar`` (default ``#``); with ``auto``,
+    the one its editor template in ``text`` starts with."""
+    if configured in (None, ""):
+        return "#"
+    if configured != "auto":
+        return configured
+    for line in text.split("\n"):
+        at = line.find(_INSTRUCTIONS)
+        if at > 0 and line[:at].strip(SPACE):
+            return line[:at]
+    return "#"
+
+
+def scissors_line(comment: str) -> str:
+    return comment + _SCISSORS_BODY
+
+
+def _scissors_at(text: str, comment: str) -> int:
+    """Where git's scissors line starts in ``text``, or -1."""
+    line = scissors_line(comment)
+    if text.startswith(line):
+        return 0
+    at = text.find("\n" + line)
+    return at + 1 if at >= 0 else -1
+
+
+def edited(text: str, comment: str) -> bool:
+    """Whether ``text`` carries what git writes for the editor: its instructions or its
+    scissors line (``git commit -m`` and ``-F`` write neither)."""
+    if _scissors_at(text, comment) >= 0:
+        return True
+    marker = comment + _INSTRUCTIONS
+    return text.startswith(marker) or ("\n" + marker) in text
+
+
+def effective_mode(configured: str | None, is_edited: bool) -> str:
+    """git's cleanup for ``commit.cleanup`` = ``configured``: ``default`` strips comments only
+    when the editor ran, ``scissors`` cuts only then; otherwise both are ``whitespace``."""
+    mode = (configured or "default").lower()
+    if mode not in CLEANUP_MODES:
+        mode = "default"
+    if mode == "default":
+        return "strip" if is_edited else "whitespace"
+    if mode == "scissors":
+        return "scissors" if is_edited else "whitespace"
+    return mode
+
+
+def clean(text: str, mode: str, comment: str = "#") -> Cleaned:
+    """``text`` cleaned as git cleans it in ``mode`` (``strip``, ``whitespace``,
+    ``scissors`` or ``verbatim``): the scissors part cut (strip, scissors), comment lines
+    dropped (strip), trailing whitespace of each line dropped, runs of blank lines collapsed
+    to one, leading and trailing blank lines dropped."""
+    if mode == "verbatim":
+        n = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+        return Cleaned(text, tuple(range(1, n + 1)), mode)
+    if mode in ("strip", "scissors"):
+        cut = _scissors_at(text, comment)
+        if cut >= 0:
+            text = text[:cut]
+    drop_comments = mode == "strip"
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    out: list[str] = []
+    origin: list[int] = []
+    empties = 0
+    first_empty = 0
+    for number, line in enumerate(lines, start=1):
+        if drop_comments and line.startswith(comment):
+            continue
+        line = line.rstrip(SPACE)
+        if not line:
+            if not empties:
+                first_empty = number
+            empties += 1
+            continue
+        if empties and out:
+            out.append("")
+            origin.append(first_empty)
+        empties = 0
+        out.append(line)
+        origin.append(number)
+    return Cleaned("\n".join(out) + "\n" if out else "", tuple(origin), mode)
+
+
+def as_git_will_store(text: str, git: Git) -> Cleaned:
+    """The message file ``text`` as ``git commit`` will store it in this repository."""
+    comment = comment_prefix(text, _config(git, "core.commentChar"))
+    mode = effective_mode(_config(git, "commit.cleanup"), edited(text, comment))
+    return clean(text, mode, comment)
+
+
+# -- the marker paragraph --------------------------------------------------------------------
+
+
+def marker_lines(text: str, marker: str) -> list[int]:
+    """1-based lines that are the marker (surrounding whitespace ignored), wherever they are."""
+    found: list[int] = []
+    line, counted = 1, 0  # line numbers counted incrementally: linear however many hits
+    pos = text.find(marker)
+    while pos >= 0:
+        start = text.rfind("\n", 0, pos) + 1
+        end = text.find("\n", pos)
+        end = len(text) if end < 0 else end
+        if text[start:end].strip(SPACE) == marker:
+            line += text.count("\n", counted, start)
+            counted = start
+            found.append(line)
+        pos = text.find(marker, end)
+    return found
+
+
+def _blank(line: str) -> bool:
+    return not line.strip(SPACE)
+
+
+def is_own_paragraph(lines: list[str], line: int) -> bool:
+    """Whether the 1-based ``line`` is a paragraph of its own (blank or nothing around it)."""
+    before = line < 2 or _blank(lines[line - 2])
+    after = line >= len(lines) or _blank(lines[line])
+    return before and after
+
+
+# -- exceptions (debt) -----------------------------------------------------------------------
+
+
+def config_where(ctx: Context, key: str) -> str:
+    return f"{ctx.config_source or 'config'}: {key}"
+
+
+def commit_rule_ids() -> set[str]:
+    """Every rule id the commit gates declare (an exception may name any of them)."""
+    from tools import gates
+    from tools.report import declared
+
+    for name in COMMIT_GATES:
+        gates.module(name)  # importing a gate declares its rules
+    table = declared()
+    return {rule for name in COMMIT_GATES for rule in table.get(name, {})}
+
+
+def exceptions(ctx: Context, subjects: list[Subject]) -> dict[tuple[str, str], str]:
+    """``trailers.exceptions`` resolved against the judged commits: (sha, rule) -> reason.
+
+    An entry names a commit by full sha or by a prefix that is unambiguous among the judged
+    commits; a rule id that no commit gate fires is a config error (a typo must not hide).
+    """
+    entries = ctx.config["trailers"]["exceptions"]
+    if not entries:
+        return {}
+    rules = commit_rule_ids()
+    by_head: dict[str, list[str]] = {}
+    for s in subjects:
+        if s.sha is not None:
+            by_head.setdefault(s.sha[:4], []).append(s.sha)
+    table: dict[tuple[str, str], str] = {}
+    for i, entry in enumerate(entries):
+        if entry["rule"] not in rules:
+            raise UsageError(
+                f"unknown rule {entry['rule']!r}",
+                where=config_where(ctx, f"trailers.exceptions[{i}].rule"),
+                expected="a rule id of the trailers or style gate",
+            )
+        prefix = entry["commit"].lower()
+        found = {sha for sha in by_head.get(prefix[:4], ()) if sha.startswith(prefix)}
+        if len(found) > 1:
+            raise UsageError(
+                f"commit prefix {prefix!r} is ambiguous ({len(found)} judged commits match)",
+                where=config_where(ctx, f"trailers.exceptions[{i}].commit"),
+                expected="a full sha or an unambiguous prefix",
+            )
+        for sha in found:
+            table[(sha, entry["rule"])] = entry["reason"]
+    return table
+
+
+Emit = Callable[[str, str, int | None], None]
+
+
+def emitter(
+    result: GateResult,
+    subject: Subject,
+    debt: dict[tuple[str, str], str],
+    severity: Callable[[str], Severity | None] = lambda rule: None,
+) -> Emit:
+    """A function ``emit(rule, message, line)`` that files a finding for ``subject``: line
+    mapped back to the message file, the severity ``severity(rule)`` (None: the declared
+    one), an excepted (commit, rule) turned into a debt warning."""
+
+    def emit(rule: str, message: str, line: int | None = None) -> None:
+        sev = severity(rule)
+        if subject.cleaned is not None:
+            line = subject.cleaned.original_line(line)
+        sha = subject.sha
+        reason = debt.get((sha, rule)) if sha is not None else None
+        if reason is not None:
+            sev = "warning"
+            message = f"debt: {reason}: {message}"
+        result.add(rule, message, severity=sev, commit=sha, path=subject.path, line=line)
+
+    return emit
+
+
+def merge_in_progress_skip(result: GateResult, subjects: list[Subject], judged: int) -> None:
+    """When the one message judged is a merge in progress that the gate leaves out, say so
+    as a skip (never a silent pass); the hook still lets ``git merge`` through (exit 0)."""
+    if judged == 0 and subjects and all(s.commit is None and s.is_merge for s in subjects):
+        result.skip("a merge is in progress (MERGE_HEAD): its message is a merge's, not judged")
