@@ -311,6 +311,16 @@ class Git:
         raw = self.out("ls-files", "-s", "-z")
         return list(_parse_ls(raw, staged=True))
 
+    def unmerged_paths(self) -> list[str]:
+        """Paths with unmerged index entries (a merge, rebase or cherry-pick stopped on
+        conflicts), each once, in index order."""
+        raw = self.out("ls-files", "-u", "-z")
+        seen: dict[str, None] = {}
+        for rec in raw.split(b"\0"):
+            if rec:
+                seen.setdefault(decode(rec.partition(b"\t")[2]), None)
+        return list(seen)
+
     def staged_changes(self) -> list[Change]:
         """What the index changes relative to HEAD (or the empty tree in a new repository)."""
         base = self.head() or self.empty_tree()

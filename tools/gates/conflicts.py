@@ -1,4 +1,9 @@
-"""conflicts: merge-conflict markers left in files (SPEC §4.6)."""
+"""conflicts: merge-conflict markers left in files, and unmerged paths (SPEC §4.6).
+
+While a merge, rebase or cherry-pick is stopped on conflicts, each unmerged path is an error
+and its working-tree file (the only place its markers are: it has no stage-0 blob) is
+examined, with or without ``--staged``.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +16,7 @@ RULES = declare(
     NAME,
     [
         Rule("conflict-marker", "error", "a conflict marker at column 0 of a text file"),
+        Rule("conflict-unmerged", "error", "the index has an unmerged entry for the path"),
     ],
 )
 
@@ -45,18 +51,39 @@ def find_markers(data: bytes) -> list[tuple[int, str]]:
     return found
 
 
+def _read_worktree(ctx: Context, path: str) -> bytes | None:
+    """The working-tree file (None: absent or a symlink, which hold no markers)."""
+    full = ctx.git.worktree_path(path)
+    if full.is_symlink() or not full.exists():
+        return None
+    try:
+        return full.read_bytes()
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read: {exc.strerror}") from None
+
+
 def run(ctx: Context) -> GateResult:
     result = GateResult(NAME)
     git = ctx.git
+    unmerged = git.unmerged_paths()
+    for path in unmerged:
+        result.add(
+            "conflict-unmerged",
+            "unmerged: the conflict is not resolved (fix the file, then `git add` it)",
+            path=path,
+        )
+    conflicted = set(unmerged)
     if ctx.opts.staged:
         modes = {e.path: e.mode for e in git.index_entries()}
-        paths = [c.path for c in ctx.staged_changes if c.status != "D"]
+        paths = [c.path for c in ctx.staged_changes if c.status not in "DU"]
         what = "staged blobs that differ from HEAD"
     else:
         entries = git.tracked_files()
         modes = {e.path: e.mode for e in entries}
         paths = [e.path for e in entries]
         what = "tracked files"
+    # An unmerged path has no stage-0 blob: its markers are in the working-tree file.
+    paths = [p for p in paths if p not in conflicted] + unmerged
     examined = binary = links = 0
     for path in paths:
         mode = modes.get(path, "100644")
@@ -65,21 +92,16 @@ def run(ctx: Context) -> GateResult:
             continue
         if mode == "160000":
             continue
-        if ctx.opts.staged:
+        if ctx.opts.staged and path not in conflicted:
             data = git.staged_blob(path)
             if data is None:
                 raise UsageError(f"{path}: staged blob cannot be read")
         else:
-            full = git.worktree_path(path)
-            if full.is_symlink():
-                links += 1
+            data = _read_worktree(ctx, path)
+            if data is None:
+                if git.worktree_path(path).is_symlink():
+                    links += 1
                 continue
-            if not full.exists():
-                continue  # deleted in the working tree: nothing left to hold a marker
-            try:
-                data = full.read_bytes()
-            except OSError as exc:
-                raise UsageError(f"{path}: cannot read: {exc.strerror}") from None
         if is_binary(data):
             binary += 1
             continue
@@ -91,7 +113,14 @@ def run(ctx: Context) -> GateResult:
                 path=path,
                 line=line,
             )
-    result.stats.update({"files": examined, "binary_skipped": binary, "symlinks_skipped": links})
+    result.stats.update(
+        {
+            "files": examined,
+            "binary_skipped": binary,
+            "symlinks_skipped": links,
+            "unmerged": len(unmerged),
+        }
+    )
     if examined == 0 and not result.findings:
         if not paths:
             return result.skip(f"nothing to examine: no {what}")
