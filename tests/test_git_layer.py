@@ -178,3 +178,19 @@ def test_single_commit_mode(repo: Repo) -> None:
     assert [c.text.split("\n")[0] for c in sel.commits] == ["T1"]
     with pytest.raises(UsageError):
         _ctx(repo, commit="HEAD", staged=True)
+
+
+def test_linked_worktree_has_its_own_git_dir_for_caches_and_merges(repo: Repo, tmp_path) -> None:
+    repo.write(".agents/protocol.yaml", "preflight: {gates: [conflicts]}\n")
+    repo.commit("R\n\nB.\n", {"r": "r\n"})
+    linked = tmp_path / "linked"
+    repo.git("worktree", "add", "-q", "--detach", str(linked))
+    git = Git(linked)
+    assert git.git_dir == (repo.path / ".git" / "worktrees" / "linked").resolve()
+    assert git.root == linked.resolve() and not git.in_merge()
+    run = repo.tools("--repo", str(linked), "conflicts", "check")
+    assert run.exit_code == 0, run.stderr
+    assert (git.tools_dir() / "config-validated").is_file()
+    assert not (linked / ".git" / "tools").exists()  # .git is a file in a linked worktree
+    (git.git_dir / "MERGE_HEAD").write_text(repo.head() + "\n")
+    assert git.in_merge() and not Git(repo.path).in_merge()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import json
 import os
 from importlib import resources
@@ -91,6 +92,34 @@ def _ensure_lines(path: Path, lines: list[str], *, force: bool) -> str:
     return "updated"
 
 
+def _now_digest(headings: list[str], today: str) -> str:
+    """A digest that passes the ``now`` gate of the config it is written for."""
+    parts = [f"# NOW\n<!-- now-updated: {today} -->\n"]
+    for heading in headings:
+        title = heading.strip()
+        parts.append(f"\n## {title[:1].upper()}{title[1:]}\n- (none yet)\n")
+    return "".join(parts)
+
+
+def _index_header() -> str:
+    from tools import index_table
+
+    return (
+        "# Issue index\n\nAppend-only: one row per issue, appended at the tail "
+        "(`tools index append`).\n\n"
+        f"{index_table.HEADER_LINE}\n{index_table.DELIMITER_LINE}\n"
+    )
+
+
+def _write_absent(path: Path, text: str) -> str:
+    """Content files (the digest, the index) are written only where absent, even with
+    --force: they hold the repository's own record, never a stub to refresh."""
+    if path.exists() or path.is_symlink():
+        return "exists"
+    write_atomic(path, text.encode("utf-8"))
+    return "wrote"
+
+
 def _register_driver(git: Git, *, force: bool) -> str:
     want = {
         f"merge.{INDEX_DRIVER}.name": "tools: ordered union of the append-only issue index",
@@ -167,9 +196,11 @@ def register(app: typer.Typer) -> None:
         opts: Options,
         force: Annotated[bool, typer.Option("--force", help="Overwrite what differs.")] = False,
     ) -> None:
-        """Write a starter config, .gitattributes lines, the merge driver and hook stubs.
+        """Write a starter config, .gitattributes lines, the merge driver, hook stubs, and
+        what the config's gates require that is absent (a stamped NOW digest, the index).
 
-        Idempotent; anything that exists and differs is kept unless --force (then exit 1).
+        Idempotent; anything that exists and differs is kept unless --force (then exit 1);
+        the digest and the index are never overwritten.
         """
         from tools import config as config_mod
         from tools.git import Git
@@ -190,6 +221,16 @@ def register(app: typer.Typer) -> None:
             )
         )
         steps.append((f"git config merge.{INDEX_DRIVER}.*", _register_driver(git, force=force)))
+        # What the starter config's gates require, so that the next commit can pass.
+        gates = set(cfg["preflight"]["gates"])
+        if "now" in gates:
+            today = datetime.datetime.now(datetime.timezone.utc).date().isoformat()
+            now_path = cfg["now"]["path"]
+            text = _now_digest(cfg["now"]["headings"], today)
+            steps.append((now_path, _write_absent(git.root / now_path, text)))
+        if "index" in gates:
+            index_path = cfg["index"]["path"]
+            steps.append((index_path, _write_absent(git.root / index_path, _index_header())))
         steps += [(os.path.relpath(p, git.root), v) for p, v in install_hooks(git, force=force)]
         for what, verb in steps:
             emit(f"{verb:>9}  {what}\n" if len(verb) < 10 else f"{verb}  {what}\n")
