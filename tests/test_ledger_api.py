@@ -63,7 +63,7 @@ def test_make_record_fields() -> None:
     assert record["tool"] == __version__ and record["verdict"] == "PASS"
     assert record["id"] == record_id(record) and ledger.verify_record(record) is None
     now = make_record("k", {})
-    assert ledger._CREATED.fullmatch(now["created"]) and now["created"].endswith("Z")
+    assert ledger.record.created_match(now["created"]) and now["created"].endswith("Z")
 
 
 @pytest.mark.parametrize("payload", [{"id": "x"}, {"kind": "y"}, {"tool": "z"}, {"created": "c"}])
@@ -128,7 +128,7 @@ def test_append_rolls_back_an_interrupted_write(tmp_path: Path, monkeypatch) -> 
         real(fd, bytes(data)[:10])
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(ledger.os, "write", disk_full)
+    monkeypatch.setattr(ledger.store.os, "write", disk_full)
     with pytest.raises(OSError):
         append_records(path, [rec(2)])
     monkeypatch.undo()

@@ -304,7 +304,7 @@ def test_show_skips_bad_lines_with_a_warning(repo: Repo) -> None:
 def test_a_large_ledger_scanned_in_parts_finds_the_same(repo: Repo, monkeypatch) -> None:
     """Above the size threshold each core scans a part; findings and line numbers must be
     those of a single scan (a duplicate across parts, a tampered line, a torn end)."""
-    from tools import ledger as ledger_mod
+    from tools.ledger import scan as ledger_mod
 
     records = [rec(n % 60, kind=f"k{n}") for n in range(200)]
     body = text(*records[:120]) + b"junk\n" + text(*records[120:])
@@ -363,3 +363,17 @@ def test_the_cache_also_serves_the_staged_ledger(repo: Repo) -> None:
     repo.git("add", LED)
     run = repo.tools("--format", "json", "ledger", "verify", "--staged")
     assert run.exit_code == 0 and run.json()["gates"][0]["stats"]["cached_bytes"] > 0
+
+
+def test_deeply_nested_line_is_malformed_not_a_crash(repo: Repo) -> None:
+    start(repo, 1)
+    deep = b'{"id":' * 5000 + b"1" + b"}" * 5000 + b"\n"
+    repo.write(LED, repo.read(LED) + deep)
+    run = verify(repo)
+    assert run.exit_code == 1, run.stderr
+    assert [(f["rule"], f["line"]) for f in findings(run)] == [("ledger-malformed", 2)]
+    assert "nested too deeply" in findings(run)[0]["message"]
+    receipt = repo.path.parent / "receipt.json"
+    receipt.write_bytes(b"[" * 5000 + b"]" * 5000)
+    merged = repo.tools("ledger", "merge", str(receipt))
+    assert merged.exit_code in (1, 2) and "nested too deeply" in merged.stderr + merged.stdout

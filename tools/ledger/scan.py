@@ -1,0 +1,419 @@
+"""Reading a ledger: one line at a time into records or the rule each bad line fires, and
+the cache of a prefix verified before (kept under the git directory).
+
+Streams: a ledger may hold 100,000 records; nothing here loads it whole unless asked.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import io
+import json
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from tools.fsio import write_cache
+from tools.ledger.record import (
+    RULE_MALFORMED,
+    RULE_TAMPERED,
+    canonical_json,
+    created_match,
+    structure_error,
+)
+
+_CHUNK = 1 << 16
+
+
+# -- reading ----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class LineError:
+    """A ledger line that is not a verifying record. ``rule`` is the rule id it fires;
+    ``record`` is the parsed record when the line parsed but its id does not recompute."""
+
+    rule: str
+    message: str
+    torn: bool = False
+    record: dict[str, Any] | None = None
+
+
+class Scanned(NamedTuple):
+    """One ledger line: its number, the record's claimed ``id`` (None when it has none), the
+    sha256 its content actually hashes to (None when it does not parse), any error, the
+    record's ``kind``, and the record itself (None when scanned in another process)."""
+
+    line: int
+    id: str | None
+    computed: str | None
+    error: LineError | None
+    record: dict[str, Any] | None
+    kind: str | None = None
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not allowed in a record")
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise ValueError(f"duplicate key {key!r}")
+            seen.add(key)
+    return obj
+
+
+def _refuse_default(obj: Any) -> Any:
+    raise TypeError(f"{type(obj).__name__} is not JSON")
+
+
+# Verification re-encodes every record; json.dumps builds a new encoder per call, so keep
+# one C encoder with exactly canonical_json's settings (records parsed from JSON hold no cycles).
+_FAST_DECODER = json.JSONDecoder(parse_constant=_refuse_constant)
+try:
+    import _json
+
+    _c_encoder = _json.make_encoder(
+        None, _refuse_default, _json.encode_basestring, None, ":", ",", True, False, False
+    )
+
+    def _canonical_parsed(obj: Any) -> bytes:
+        return "".join(_c_encoder(obj, 0)).encode("utf-8")
+
+except (ImportError, AttributeError, TypeError):  # another Python: the plain path is exact too
+    _canonical_parsed = canonical_json
+
+
+def strict_loads(text: str) -> Any:
+    """Parse JSON refusing duplicate keys, NaN and infinities; nesting deeper than Python's
+    recursion allows is a ValueError too (hostile input, never a crash)."""
+    try:
+        return json.loads(
+            text, object_pairs_hook=_no_duplicate_keys, parse_constant=_refuse_constant
+        )
+    except RecursionError:
+        raise ValueError("nested too deeply to be a record") from None
+
+
+def _malformed_json(exc: ValueError) -> LineError:
+    return LineError(RULE_MALFORMED, f"not a JSON object: {' '.join(str(exc).split())}")
+
+
+def parse_line(raw: bytes) -> dict[str, Any] | LineError:
+    """Parse one line (with or without its ``\\n``) into a record, or a ``ledger-malformed``
+    error: not UTF-8, not JSON, duplicate keys, NaN/Infinity, or a missing/mistyped field.
+    Ids are not checked here (see :func:`verify_record`)."""
+    body = raw[:-1] if raw.endswith(b"\n") else raw
+    if not body.strip():
+        return LineError(RULE_MALFORMED, "empty line")
+    try:
+        obj = strict_loads(body.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        return LineError(RULE_MALFORMED, f"not UTF-8 (byte {exc.start})")
+    except ValueError as exc:  # JSONDecodeError is a ValueError
+        return _malformed_json(exc)
+    problem = structure_error(obj)
+    if problem:
+        return LineError(RULE_MALFORMED, problem)
+    return obj
+
+
+def _scan_one(line_no: int, raw: bytes) -> Scanned:
+    """Judge one newline-terminated line.
+
+    Fast path: decode, parse, re-encode the record without ``id`` canonically, hash. When the
+    line is itself the canonical form (what :func:`append_records` writes) it cannot hold a
+    duplicate key, so the strict (slower) parse runs only for lines that are not.
+    """
+    body = raw[:-1]
+    try:
+        text = body.decode("utf-8")
+        obj, end = _FAST_DECODER.raw_decode(text)
+        if end != len(text):
+            raise ValueError("not one JSON value")
+    except UnicodeDecodeError as exc:
+        err = LineError(RULE_MALFORMED, f"not UTF-8 (byte {exc.start})")
+        return Scanned(line_no, None, None, err, None)
+    except (ValueError, RecursionError):
+        parsed = parse_line(raw)  # leading/trailing blanks are fine; else the exact message
+        if isinstance(parsed, LineError):
+            return Scanned(line_no, None, None, parsed, None)
+        obj = parsed
+    rid = obj.get("id") if isinstance(obj, dict) else None
+    if not isinstance(rid, str):
+        problem = structure_error(obj) or "field `id` missing"
+        return Scanned(line_no, None, None, LineError(RULE_MALFORMED, problem), None)
+    del obj["id"]
+    try:
+        without_id = _canonical_parsed(obj)
+    except RecursionError:
+        obj["id"] = rid
+        err = LineError(RULE_MALFORMED, "not canonical-JSON-able: nested too deeply")
+        return Scanned(line_no, None, None, err, None)
+    except ValueError as exc:  # a lone surrogate escaped in the JSON text has no UTF-8 form
+        obj["id"] = rid
+        err = LineError(RULE_MALFORMED, f"not canonical-JSON-able: {exc}")
+        return Scanned(line_no, None, None, err, None)
+    obj["id"] = rid
+    computed = hashlib.sha256(without_id).hexdigest()
+    # A verifying id is 64 hex digits by construction; the full structure check (and the
+    # malformed-or-tampered decision) is needed only for the other fields, or on a mismatch.
+    kind, created = obj.get("kind"), obj.get("created")
+    if (
+        computed != rid
+        or type(kind) is not str
+        or not kind
+        or type(created) is not str
+        or created_match(created) is None
+        or type(obj.get("tool")) is not str
+    ):
+        problem = structure_error(obj)
+        if problem:
+            return Scanned(line_no, None, None, LineError(RULE_MALFORMED, problem), None)
+    # The canonical line is the canonical body with `,"id":"…"` after the keys before "id".
+    at = body.find(b',"id":"')
+    if (
+        len(body) != len(without_id) + 72
+        or body[:at] != without_id[:at]
+        or body[at + 72 :] != without_id[at:]
+        or body[at + 7 : at + 71] != rid.encode("ascii")
+    ):
+        try:  # not the canonical text: it may hide a duplicate key
+            strict_loads(text)
+        except ValueError as exc:
+            return Scanned(line_no, None, None, _malformed_json(exc), None)
+    error = None
+    if computed != rid:
+        error = LineError(
+            RULE_TAMPERED,
+            f"record {rid[:12]}… ({obj['kind']}) does not recompute: its content hashes "
+            f"to {computed[:12]}…",
+            record=obj,
+        )
+    return Scanned(line_no, rid, computed, error, obj, obj.get("kind"))
+
+
+def _torn(line_no: int, raw: bytes) -> Scanned:
+    err = LineError(
+        RULE_MALFORMED,
+        f"torn final line ({len(raw)} bytes without a trailing newline): a writer stopped "
+        "mid-append; the next append moves it aside",
+        torn=True,
+    )
+    return Scanned(line_no, None, None, err, None)
+
+
+def scan_lines(lines: Iterable[bytes]) -> Iterator[Scanned]:
+    """Stream ``lines`` (each ending in ``\\n`` except perhaps the last) into :class:`Scanned`.
+
+    A final line without ``\\n`` is torn (a writer died mid-append): ``ledger-malformed``.
+    """
+    for line_no, raw in enumerate(lines, 1):
+        if raw.endswith(b"\n"):
+            yield _scan_one(line_no, raw)
+        else:
+            yield _torn(line_no, raw)
+
+
+def read_records(
+    path: Path, *, verify: bool = False
+) -> Iterator[tuple[int, dict[str, Any] | LineError]]:
+    """Stream ``path``: ``(line_no, record)`` or ``(line_no, LineError)`` per line.
+
+    Without ``verify`` a record whose id does not recompute is still yielded as a record;
+    with it, as a ``ledger-record-tampered`` :class:`LineError`. A missing file yields nothing.
+    """
+    try:
+        handle = open(path, "rb")  # closed by the with below
+    except FileNotFoundError:
+        return
+    with handle:
+        for item in scan_lines(handle):
+            if item.error is not None and (item.error.rule != RULE_TAMPERED or verify):
+                yield item.line, item.error
+            else:
+                assert item.record is not None
+                yield item.line, item.record
+
+
+def _renumber(items: Iterable[Scanned], first_line: int) -> Iterator[Scanned]:
+    if first_line == 1:
+        yield from items
+        return
+    for item in items:
+        yield item._replace(line=item.line + first_line - 1)
+
+
+def scan_bytes(data: bytes, *, start: int = 0, first_line: int = 1) -> Iterator[Scanned]:
+    """:func:`scan_lines` over an in-memory ledger (a blob read from git), from byte
+    ``start`` (a line start) numbering from ``first_line``."""
+    return _renumber(scan_lines(io.BytesIO(data[start:] if start else data)), first_line)
+
+
+def _lines_between(handle: Any, start: int, end: int) -> Iterator[bytes]:
+    """The lines of an open binary file in [start, end), streamed."""
+    handle.seek(start)
+    left = end - start
+    while left > 0:
+        raw = handle.readline(left)
+        if not raw:
+            return
+        left -= len(raw)
+        yield raw
+
+
+# Below this size one process scans; above it the file is cut at line boundaries and each
+# core scans a part (re-encoding every record is the cost, and it is CPU-bound Python).
+PARALLEL_MIN_BYTES = 8 << 20
+
+
+def _scan_part(path: str, start: int, end: int) -> list[str | Scanned]:
+    """Scan bytes [start, end) of ``path`` (whole lines), for another process: a clean
+    record travels as its id alone, anything else as its :class:`Scanned` without the
+    record; lines are numbered from 1 within the part."""
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        data = os.pread(fd, end - start, start)
+    finally:
+        os.close(fd)
+    out: list[str | Scanned] = []
+    for item in scan_lines(io.BytesIO(data)):
+        if item.error is None and item.id is not None:
+            out.append(item.id)
+        else:
+            out.append(item._replace(record=None))
+    return out
+
+
+def _cuts(fd: int, start: int, end: int, parts: int) -> list[tuple[int, int]]:
+    """[start, end) cut into ``parts`` ranges at line boundaries, relative to ``start``."""
+    size = end - start
+    bounds = [0]
+    for k in range(1, parts):
+        at = max(size * k // parts, bounds[-1])
+        chunk = os.pread(fd, min(_CHUNK, size - at), start + at)
+        nl = chunk.find(b"\n")
+        while nl < 0 and chunk:  # a very long line: keep looking
+            at += len(chunk)
+            chunk = os.pread(fd, min(_CHUNK, size - at), start + at)
+            nl = chunk.find(b"\n")
+        if nl < 0:
+            break
+        bounds.append(at + nl + 1)
+    bounds.append(size)
+    return [(a, b) for a, b in zip(bounds, bounds[1:], strict=False) if b > a]
+
+
+def scan_file(
+    path: Path,
+    *,
+    start: int = 0,
+    end: int | None = None,
+    first_line: int = 1,
+    jobs: int | None = None,
+) -> Iterator[Scanned]:
+    """:func:`scan_lines` over bytes [start, end) of a ledger file (``start`` at a line
+    start), numbering from ``first_line``; streamed. A large range is scanned by one process
+    per core (results come back in line order; ``record`` and the ``kind`` of a clean record
+    are then None)."""
+    jobs = jobs if jobs is not None else (os.cpu_count() or 1)
+    if end is None:
+        end = os.stat(path).st_size
+    parts: list[tuple[int, int]] = []
+    if jobs > 1 and end - start >= PARALLEL_MIN_BYTES and hasattr(os, "fork"):
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            parts = [(a + start, b + start) for a, b in _cuts(fd, start, end, jobs)]
+        finally:
+            os.close(fd)
+    if len(parts) < 2:
+        with open(path, "rb") as handle:
+            yield from _renumber(scan_lines(_lines_between(handle, start, end)), first_line)
+        return
+    import multiprocessing as mp  # only a large ledger pays for these imports
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(len(parts) - 1, mp_context=mp.get_context("fork")) as pool:
+        later = [pool.submit(_scan_part, str(path), a, b) for a, b in parts[1:]]
+        offset = first_line - 1
+        for part in [_scan_part(str(path), *parts[0]), *(f.result() for f in later)]:
+            for i, item in enumerate(part, offset + 1):
+                if isinstance(item, str):
+                    yield Scanned(i, item, item, None, None)
+                else:
+                    yield item._replace(line=i)
+            offset += len(part)
+
+
+@contextlib.contextmanager
+def read_locked(path: Path) -> Iterator[tuple[int, int]]:
+    """Open ``path`` read-only under a shared flock (appenders hold it exclusively), so the
+    bytes stay put while they are judged. Yields (fd, size)."""
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH)
+        yield fd, os.fstat(fd).st_size
+    finally:
+        os.close(fd)
+
+
+# -- what was verified before -----------------------------------------------------------------
+CACHE_SCHEMA = "tools.ledger-verified/1"
+
+
+@dataclass
+class Verified:
+    """A leading part of a ledger (``size`` bytes, one record a line, ``raw_ids`` their ids
+    as 32 raw bytes each) known to hold only well-formed records whose ids recompute, none
+    twice; ``digest`` is the sha256 state after those bytes."""
+
+    size: int
+    raw_ids: bytes
+    digest: Any
+
+    @property
+    def ids(self) -> list[str]:
+        raw = self.raw_ids
+        return [raw[i : i + 32].hex() for i in range(0, len(raw), 32)]
+
+
+def _hash_range(read: Any, start: int, end: int, digest: Any) -> Any:
+    for at in range(start, end, 1 << 22):
+        digest.update(read(at, min(end, at + (1 << 22))))
+    return digest
+
+
+def load_verified(cache: Path, read: Any, size: int) -> Verified | None:
+    """The cached verified prefix if it is still, byte for byte, the start of the ledger
+    (``read(a, b)`` returns its bytes [a, b) and ``size`` is its length); else None."""
+    try:
+        raw = cache.read_bytes()
+        head, _, rest = raw.partition(b"\n")
+        meta = json.loads(head)
+        if meta.get("schema") != CACHE_SCHEMA:
+            return None
+        length, lines, want = int(meta["size"]), int(meta["lines"]), str(meta["sha256"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if length > size or len(rest) != 32 * lines:
+        return None
+    digest = _hash_range(read, 0, length, hashlib.sha256())
+    if digest.hexdigest() != want:
+        return None
+    return Verified(length, rest, digest)
+
+
+def store_verified(cache: Path, size: int, sha256: str, raw_ids: bytes) -> None:
+    """Record that the ledger's first ``size`` bytes (sha256 ``sha256``, one record a line
+    with the ids ``raw_ids``, 32 bytes each) verified clean. Best effort: a cache that cannot
+    be written is simply not there next time."""
+    lines = len(raw_ids) // 32
+    meta = {"schema": CACHE_SCHEMA, "size": size, "lines": lines, "sha256": sha256}
+    data = json.dumps(meta).encode() + b"\n" + raw_ids
+    write_cache(cache, data)
