@@ -13,6 +13,7 @@ there, so the rows after it silently stop being a table).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -241,15 +242,44 @@ def quick_keys(text: str) -> set[int]:
     return {int(k) for k in _ROW_KEY.findall(text)}
 
 
+def _pipe_runs(text: str) -> list[tuple[int, int]]:
+    """(start of the backslash run, position of the pipe) for each pipe, in one pass."""
+    out: list[tuple[int, int]] = []
+    run_start = -1
+    for i, ch in enumerate(text):
+        if ch == "\\":
+            if run_start < 0:
+                run_start = i
+        else:
+            if ch == "|":
+                out.append((run_start if run_start >= 0 else i, i))
+            run_start = -1
+    return out
+
+
+def _rewrite_pipes(text: str, new_run: Callable[[int], str]) -> str:
+    """Replace each backslash run + pipe by ``new_run(run length)`` (linear, no regex)."""
+    if "|" not in text:
+        return text
+    parts: list[str] = []
+    at = 0
+    for start, pipe in _pipe_runs(text):
+        parts.append(text[at:start])
+        parts.append(new_run(pipe - start))
+        at = pipe + 1
+    parts.append(text[at:])
+    return "".join(parts)
+
+
 def escape_cell(text: str) -> str:
     """Escape pipes for a cell; backslashes right before a pipe are doubled first so that
     the text reads back exactly."""
-    return re.sub(r"(\\*)\|", lambda m: m.group(1) * 2 + "\\|", text)
+    return _rewrite_pipes(text, lambda n: "\\" * (2 * n) + "\\|")
 
 
 def unescape_cell(text: str) -> str:
     """The inverse of :func:`escape_cell`: an odd run of backslashes before a pipe."""
-    return re.sub(r"(\\+)\|", lambda m: "\\" * (len(m.group(1)) // 2) + "|", text)
+    return _rewrite_pipes(text, lambda n: "\\" * (n // 2) + "|")
 
 
 def render_row(issue: int, row: str, title: str, kind: str) -> str:

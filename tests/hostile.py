@@ -1,0 +1,176 @@
+"""Hostile inputs: 1 MiB lines shaped to make a backtracking parser go quadratic.
+
+Commit messages, markdown and ledger lines come from pull requests. Each case names the
+parser family it attacks, the function that judges it (exactly what the gates call) and the
+input. ``tests/test_hostile_inputs.py`` runs every case under a generous guard;
+``bench/bench_hostile.py`` measures them for BENCHMARKS.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+from tools import commit_messages, index_table, ledger, markdown, trailers
+from tools.gates import conflicts, now
+from tools.gates import trailers as trailers_gate
+
+MIB = 1 << 20
+BS = "\\"
+MARKER = "FOLLOWING_AGENTS_PROTOCOL"
+_TRAILERS_CFG = {
+    "marker": MARKER,
+    "required": {"Following-Agents-Protocol": ["true"], "AI-Assisted": ["true", "false"]},
+    "assisted_by": True,
+    "ai_identities": ["ai", "agent", "bot", "claude", "codex", "gpt", "llm"],
+}
+_STYLE_CFG = {"subject_max": 72, "subject_pattern": None, "require_body": True}
+_INDEX_HEAD = "# Index\n\n| Issue | Row | Title | Kind |\n|---|---|---|---|\n"
+
+
+class Case(NamedTuple):
+    family: str
+    name: str
+    judge: Callable[[Any], Any]
+    data: Any
+
+
+def _judge_message(text: str) -> None:
+    from tools.gates import style
+
+    trailers_gate.judge(text, _TRAILERS_CFG, lambda *a: None)
+    style.judge(text, _STYLE_CFG, MARKER, lambda *a: None)
+    commit_messages.clean(text, "strip")
+
+
+def _judge_markdown(text: str) -> None:
+    lines = markdown.split_lines(text)
+    mask = markdown.code_mask(lines)
+    markdown.anchors(markdown.headings(lines, mask))
+    markdown.sections(lines)
+    now.entries(lines, mask)
+    for line in lines:
+        now.stamps(line)
+
+
+def _judge_index(line: str) -> None:
+    table = index_table.parse(_INDEX_HEAD + line + "\n")
+    for row in table.rows:
+        _ = row.title_text
+    index_table.quick_keys(line)
+    index_table.escape_cell(line)
+    index_table.unescape_cell(line)
+
+
+def _judge_ledger(raw: bytes) -> None:
+    list(ledger.scan_bytes(raw))
+    ledger.parse_line(raw)
+
+
+def _judge_assisted(value: str) -> None:
+    trailers_gate.assisted_by_ok(value)
+    trailers_gate.assisted_by_parts.__wrapped__(value)
+    words = trailers_gate.words(value)
+    trailers_gate.contains_words(words, ["a"] * 64 + ["b"])
+
+
+def cases() -> list[Case]:
+    msg = "Subject\n\nBody.\n\n"
+    out = [
+        # trailer lines (git's block finder, continuation, separators, squash dashes)
+        Case("trailer lines", "key without colon", _judge_message, msg + "a" * MIB + "\n"),
+        Case("trailer lines", "key then blanks", _judge_message, msg + "K" + " " * MIB + ":v\n"),
+        Case(
+            "trailer lines", "continuations", _judge_message, msg + "K: v\n" + " x\n" * (MIB // 3)
+        ),
+        Case("trailer lines", "many trailers", _judge_message, msg + "K: v\n" * (MIB // 5)),
+        Case("trailer lines", "comment lines", _judge_message, msg + "#\n" * (MIB // 2) + "K: v\n"),
+        Case(
+            "trailer lines",
+            "dash line",
+            _judge_message,
+            msg + "K: v\n" + "-" * MIB + "\n\nCo-authored-by: a <b>\n",
+        ),
+        Case("trailer lines", "patch dividers", _judge_message, msg + "---\n" * (MIB // 4)),
+        Case(
+            "trailer lines",
+            "scissors lines",
+            _judge_message,
+            msg + "# ------------------------ >8 ------------------------\n" * 20000,
+        ),
+        Case(
+            "trailer lines",
+            "blank-looking line",
+            _judge_message,
+            msg + " \t" * (MIB // 2) + "\nK: v\n",
+        ),
+        # Assisted-by values and the names compared with sign-offs
+        Case("Assisted-by", "unclosed bracket", _judge_assisted, "a:b [" + " x" * (MIB // 2)),
+        Case("Assisted-by", "open brackets", _judge_assisted, "a:b " + "[" * MIB),
+        Case("Assisted-by", "close brackets", _judge_assisted, "a:b " + "]" * MIB),
+        Case("Assisted-by", "nested", _judge_assisted, "a:b " + "[[" * (MIB // 2) + "]"),
+        Case("Assisted-by", "many tools", _judge_assisted, "a:b " + "[x]" * (MIB // 3)),
+        Case("Assisted-by", "long id", _judge_assisted, "a" * MIB + ":"),
+        Case("Assisted-by", "words", _judge_assisted, "a " * (MIB // 2)),
+        Case(
+            "Assisted-by",
+            "in a message",
+            _judge_message,
+            msg
+            + f"{MARKER}\n\nAI-Assisted: true\nAssisted-by: a:"
+            + "ab " * (MIB // 6)
+            + "[t]\n"
+            + "Signed-off-by: "
+            + "ab " * (MIB // 6)
+            + "\n",
+        ),  # fmt: skip
+        # markers: the protocol marker, conflict markers
+        Case("markers", "marker lines", _judge_message, msg + (MARKER + "\n") * (MIB // 26)),
+        Case("markers", "marker words", _judge_message, msg + (MARKER + " x\n") * (MIB // 28)),
+        Case(
+            "markers",
+            "conflict opens",
+            lambda s: conflicts.find_markers(s.encode()),
+            "<<<<<<< " * (MIB // 8),
+        ),
+        Case(
+            "markers",
+            "conflict hunks",
+            lambda s: conflicts.find_markers(s.encode()),
+            "<<<<<<< x\n=======\n" * (MIB // 18),
+        ),
+        # headings and entries (NOW.md, specs, links' anchors)
+        Case("headings", "spaces inside", _judge_markdown, "# a" + " " * MIB + "b"),
+        Case("headings", "hashes", _judge_markdown, "#" * MIB),
+        Case("headings", "closing runs", _judge_markdown, "# " + "a #" * (MIB // 3)),
+        Case("headings", "numbering", _judge_markdown, "# " + "1." * (MIB // 2) + " x"),
+        Case("headings", "link openers", _judge_markdown, "## " + "[x](" * (MIB // 4)),
+        Case("headings", "backtick fence", _judge_markdown, "`" * MIB),
+        Case("headings", "setext", _judge_markdown, "a\n" + "=" * MIB),
+        Case("headings", "list marker", _judge_markdown, "1" * MIB + "."),
+        Case("headings", "stamp blanks", _judge_markdown, "<!-- now-updated:" + " " * MIB + "x"),
+        Case("headings", "stamp openers", _judge_markdown, "<!--" * (MIB // 4)),
+        # table rows (the issue index)
+        Case("table rows", "no closing pipe", _judge_index, "|" + "a" * MIB),
+        Case("table rows", "backslashes", _judge_index, "|" + BS * MIB + "|"),
+        Case(
+            "table rows",
+            "escaped pipes",
+            _judge_index,
+            "| #1 | A | " + (BS + "|") * (MIB // 2) + " | k |",
+        ),
+        Case("table rows", "open link", _judge_index, "| [#1](" + "(" * MIB + " | A | t | k |"),
+        Case("table rows", "pipes", _judge_index, "|" * MIB),
+        Case("table rows", "blanks", _judge_index, "|" + " " * MIB + "#1 | A | t | k"),
+        # ledger lines
+        Case("ledger lines", "open braces", _judge_ledger, b"{" * MIB + b"\n"),
+        Case("ledger lines", "deep nesting", _judge_ledger, b"[" * 100000 + b"\n"),
+        Case("ledger lines", "long id", _judge_ledger, b'{"id": "' + b"a" * MIB + b'"}\n'),
+        Case(
+            "ledger lines", "long created", _judge_ledger, b'{"created": "' + b"1" * MIB + b'"}\n'
+        ),
+    ]
+    out.append(
+        Case("trailer lines", "git reference parser", trailers.git_trailers, msg + "a" * MIB + "\n")
+    )
+    return out
