@@ -43,6 +43,16 @@ class Run:
     stdout: str
     stderr: str
 
+    def __post_init__(self) -> None:
+        # The exit-code contract, checked on every run of every test: exit 2 is one
+        # `error:` line about the input, never a crash of ours (exit 3) in disguise.
+        if self.exit_code == 2:
+            assert self.stderr.startswith("error: "), self.stderr
+            assert "internal error" not in self.stderr, self.stderr
+            assert "Traceback" not in self.stderr, self.stderr
+        if self.exit_code == 3:
+            assert self.stderr.startswith("error: internal error: "), self.stderr
+
     def json(self) -> dict:
         data = json.loads(self.stdout)
         validate_report(data)
@@ -76,6 +86,11 @@ class Repo:
                 f"git {' '.join(args)} failed: {proc.stderr.decode(errors='replace')}"
             )
         return proc.stdout.decode("utf-8", "surrogateescape")
+
+    def git_bytes(self, *args: str) -> bytes:
+        """``git args…`` stdout as bytes (for messages and blobs that must not be decoded)."""
+        proc = subprocess.run(["git", *args], cwd=self.path, capture_output=True, check=True)
+        return proc.stdout
 
     def write(self, rel: str, content: str | bytes) -> Path:
         full = self.path / rel
@@ -168,3 +183,63 @@ def repo(make_repo: Callable[..., Repo]) -> Repo:
 @pytest.fixture
 def cli() -> Callable[..., Run]:
     return run_cli
+
+
+# -- every declared rule fires somewhere in the suite -------------------------------------------
+_FIRED: set[tuple[str, str]] = set()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    from tools.report import GateResult
+
+    original = GateResult.add
+
+    def recording_add(self: GateResult, rule: str, message: str, **kwargs: object):  # type: ignore[no-untyped-def]
+        finding = original(self, rule, message, **kwargs)  # type: ignore[arg-type]
+        _FIRED.add((self.gate, rule))
+        return finding
+
+    GateResult.add = recording_add  # type: ignore[method-assign]
+
+
+def _full_run(session: pytest.Session) -> bool:
+    opt = session.config.option
+    tests_dir = Path(__file__).resolve().parent
+    given = [Path(str(a).split("::")[0]).resolve() for a in session.config.args]
+    return (
+        not opt.collectonly
+        and not opt.keyword
+        and not opt.markexpr
+        and not getattr(opt, "deselect", None)
+        and given == [tests_dir]
+    )
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """After a full, green run: a declared rule that no test made fire is a failure (the
+    registry, the docs and the tests are tied together)."""
+    if exitstatus != 0 or not _full_run(session):
+        return
+    import importlib
+    import importlib.util
+
+    from tools import gates
+    from tools.report import declared
+
+    have_torch = importlib.util.find_spec("torch") is not None
+    for name, target in gates.all_modules().items():
+        if name in gates.COMMAND_GATES and not have_torch:
+            continue
+        importlib.import_module(target)
+    silent = sorted(
+        (gate, rule)
+        for gate, rules in declared().items()
+        for rule in rules
+        if (gate, rule) not in _FIRED and (have_torch or gate not in gates.COMMAND_GATES)
+    )
+    if silent:
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        text = ", ".join(f"{gate}/{rule}" for gate, rule in silent)
+        if reporter is not None:
+            reporter.write_line(f"declared rules that no test made fire: {text}", red=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED

@@ -29,6 +29,20 @@ GATES: dict[str, str | None] = {
 }
 
 
+# Gates that are commands of their own, never run by preflight (torch: imported on use).
+COMMAND_GATES: dict[str, str] = {
+    "golden": "tools.numerics.goldens",
+    "grid-tie": "tools.numerics.gridtie",
+    "topp-count": "tools.numerics.topp",
+}
+
+
+def all_modules() -> dict[str, str]:
+    """Every built gate's module, preflight's and the command gates'."""
+    built = {name: target for name, target in GATES.items() if target}
+    return {**built, **COMMAND_GATES}
+
+
 def module(name: str) -> ModuleType | None:
     target = GATES.get(name)
     return importlib.import_module(target) if target else None
