@@ -25,6 +25,7 @@ NEEDS_TORCH = [
     "test_schemas.py",
     "test_gridtie.py",
     "test_op_import.py",
+    "test_cpu_independence.py",
 ]
 
 collect_ignore = NEEDS_TORCH if importlib.util.find_spec("torch") is None else []

@@ -432,6 +432,7 @@ def check(config: dict[str, Any], root: Path, names: list[str]) -> GateResult:
     dirs = case_dirs(base, names, root)
     cases = [load_case(d, root) for d in dirs]  # every manifest parses before any is judged
     result.stats["cases"] = len(cases)
+    result.stats["cpu_capability"] = tensors.cpu_capability()
     with RepoOps(root) as ops:
         result.stats["results"] = {case.name: check_case(case, root, result, ops) for case in cases}
     return result
@@ -607,6 +608,7 @@ def capture(config: dict[str, Any], root: Path, name: str, *, force: bool) -> di
         "seed": case.seed,
         "generator": case.generator,
         "oracle": case.oracle,
+        "cpu_capability": tensors.cpu_capability(),
         "files": {s.file: s.sha256 for s in specs},
         "manifest_sha256": sha256_file(case.manifest),
     }

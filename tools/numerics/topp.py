@@ -28,7 +28,7 @@ import yaml
 from tools.config import load_yaml
 from tools.errors import UsageError
 from tools.numerics.common import RepoOps, num, sha256_bytes
-from tools.numerics.tensors import load_npy
+from tools.numerics.tensors import cpu_capability, load_npy
 from tools.report import GateResult, Rule, declare
 from tools.schema import validate_against
 
@@ -511,7 +511,12 @@ def _judge_plan(
     plan: Plan, fns: dict[str, Callable[..., Any]], where: str
 ) -> tuple[GateResult, dict[str, Any]]:
     result = GateResult(NAME)
-    comparator = {"device": plan.device, "dtype": "float32", "torch": torch.__version__}
+    comparator = {
+        "device": plan.device,
+        "dtype": "float32",
+        "torch": torch.__version__,
+        "cpu_capability": cpu_capability(),
+    }
     result.stats["comparator"] = comparator
     result.stats["rule"] = RULE_RULE
     cases_out = []
