@@ -6,7 +6,9 @@
   the sum ``x + residual`` to the input dtype before the variance is taken.
 - ``f32_once``: fp32 all the way (sum, variance, scale, weight), rounded once at the end.
 
-The variance is ``sum(x*x) / hidden`` in fp32 and the scale ``rsqrt(var + eps)``. Unlike the
+The variance is the mean of squares ``sum(x*x) / hidden`` rounded once to fp32 (summed in
+binary64, so it does not depend on the order a CPU's vector width sums in; upstream's fp32 block
+reduction has an order of its own), and the scale ``1 / sqrt(var + eps)`` in fp32. Unlike the
 upstream kernels these functions do not write in place: they return new tensors.
 """
 
@@ -21,7 +23,10 @@ POLARITIES = ("upstream", "f32_once")
 
 def _inv_rms(x32: torch.Tensor, eps: float) -> torch.Tensor:
     hidden = x32.shape[-1]
-    variance = (x32 * x32).sum(dim=-1, keepdim=True) / hidden
+    # The squares of fp32 values are exact in binary64 and their sum is exact or within an
+    # ulp of binary64 in any order: rounded to fp32 it is the same on every CPU.
+    x64 = x32.to(torch.float64)
+    variance = ((x64 * x64).sum(dim=-1, keepdim=True) / hidden).to(torch.float32)
     return torch.rsqrt(variance + eps)
 
 

@@ -1,6 +1,12 @@
 """The kernels' rounding polarities, checked against expectations derived here: bf16 rounding
 is re-implemented on the bit patterns (round to nearest, ties to even), independent of torch's
-own conversion, and the sampling masks are worked out by hand."""
+own conversion, and the sampling masks are worked out by hand.
+
+CPU independence: each expectation is derived from the same process's fp32 activation (or from
+integer inputs whose sums are exact), so it holds whatever the vector width; the sampling tests
+use hand-worked rows whose cuts lie far from ``1 - p``, or compare counts with room (``<= 3``)
+for the last-ulp differences of fp32 softmax. ``test_cpu_independence.py`` checks that the
+kernels' bytes themselves do not change with the vector width."""
 
 from __future__ import annotations
 

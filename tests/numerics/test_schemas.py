@@ -1,5 +1,7 @@
 """The JSON Schemas of the numerics inputs: valid schemas, in step with the code, and satisfied
-by the files this repository ships (the real files, read in place)."""
+by the files this repository ships (the real files, read in place).
+
+CPU independence: nothing here computes with floats; schemas and parsing only."""
 
 from __future__ import annotations
 

@@ -1,8 +1,21 @@
-"""``tools numerics topp-count``: the D/K rule, the safety checks, and the issue's edge rows."""
+"""``tools numerics topp-count``: the D/K rule, the safety checks, and the issue's edge rows.
+
+CPU independence: the native comparator and stock sum fp32 probabilities whose rounding
+depends on the CPU's vector width, and the plan's logits come from torch's ``randn``, whose
+vectorised form differs in the last ulp too. So no assertion here rests on where fp32 rounding
+puts a cut. Rows built by hand (flat rows, ties, forced tokens, ``-inf`` rows) have fp32
+arithmetic that is exact or one correctly rounded operation on identical operands, the same on
+every CPU; a test that asserts a verdict on random rows first checks, with
+``margins.assert_clear_of_the_cut``, that the exact cumulative mass on both sides of every such
+row's cut lies ten times further from ``1 - p`` than any fp32 discrepancy measured between
+vector widths. ``test_cpu_independence.py`` reruns the key cases under every vector width.
+"""
 
 from __future__ import annotations
 
 import hashlib
+from fractions import Fraction
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -10,9 +23,18 @@ import torch
 import yaml
 
 from tests.conftest import Repo
+from tests.numerics.margins import (
+    FLAT_N,
+    FLAT_P,
+    FP32_SPREAD,
+    assert_clear_of_the_cut,
+    boundary_margins,
+    plan_logits,
+)
 from tools import ledger
 from tools.numerics.topp import count_rule, native, reference_count, stable_order
 
+ROOT = Path(__file__).resolve().parents[2]
 P95 = 0.949999988079071  # float32(0.95)
 STOCK = "kernels.sampling:top_p_stock"
 SPLIT = "kernels.sampling:top_p_split"
@@ -107,6 +129,7 @@ def test_an_all_neg_inf_row_has_zero_native_count_and_fails(repo: Repo) -> None:
         "p": P95,
         "fill": [{"row": 1, "value": float("-inf")}],
     }
+    assert_clear_of_the_cut(case, [0])
     code, gate = run_plan(repo, [case], {"stock": STOCK, "split": SPLIT})
     assert code == 1
     assert errors(gate) == {"topp-zero-count"}
@@ -127,6 +150,7 @@ def test_a_p_1_row_with_fp32_underflow(repo: Repo) -> None:
         "p": [P95, 1.0],
         "forced": [{"row": 1, "token": 5, "value": -200.0}],
     }
+    assert_clear_of_the_cut(case, [0])  # row 1: e^-200 underflows fp32 on any CPU
     code, gate = run_plan(repo, [case], {"stock": STOCK, "split": SPLIT})
     c = gate["stats"]["cases"][0]
     assert (c["native_counts"][1], c["binary64_counts"][1]) == (255, 256)
@@ -160,15 +184,21 @@ def test_a_tie_at_the_maximum_with_tiny_p(repo: Repo) -> None:
 
 
 def test_stock_can_drop_a_boundary_token_the_binary64_reference_keeps(repo: Repo) -> None:
-    # Row 0 of this seed: the exact cumulative mass at the boundary token exceeds 1 - p by
-    # about 3e-9, the fp32 one falls below it; the native algorithm (and stock) drop it.
-    case = {"name": "boundary", "batch": 4, "vocab": 32768, "seed": 185, "p": P95}
+    q = np.float32(1) / np.float32(FLAT_N)
+    t = float(np.float32(1) - np.float32(FLAT_P))  # 1 - p, as the native algorithm computes it
+    assert Fraction(float(q)) < Fraction(1, FLAT_N)
+    assert float(np.float32(2 * float(q))) <= t < Fraction(2, FLAT_N)
+    assert float(np.float32(3 * float(q))) > t and Fraction(1, FLAT_N) <= t
+    # So the fp32 mass of the two lowest tokens is <= 1 - p (dropped) while their exact mass,
+    # 2 / FLAT_N, is above it: the reference drops one token, the native algorithm two.
+    case = {**_flat(1, FLAT_N, FLAT_P), "name": "boundary"}
     code, gate = run_plan(repo, [case], {"stock": STOCK, "split": SPLIT})
     c = gate["stats"]["cases"][0]
-    assert c["binary64_counts"][0] == c["native_counts"][0] + 1
+    assert (c["native_counts"], c["binary64_counts"]) == ([FLAT_N - 2], [FLAT_N - 1])
     assert errors(gate, "stock") == {"topp-containment"}
-    assert errors(gate, "split") == set()
     assert c["kernels"]["stock"]["D"] == 0  # the count rule alone would not see it
+    # split never cuts a tie: it keeps all FLAT_N, D = 2, and contains the reference set
+    assert errors(gate, "split") == set() and c["kernels"]["split"]["D"] == 2
     assert code == 1
 
 
@@ -184,6 +214,8 @@ def test_forced_rows_at_full_vocabulary(repo: Repo) -> None:
             {"row": 1, "token": 154842, "value": 1.0e9 / 0.6},
         ],
     }
+    # Rows 2 and 3 are random: stock's containment there rests on the kept side of the cut.
+    assert_clear_of_the_cut(case, [2, 3], kept_side_only=True)
     kernels = {"stock": STOCK, "split": SPLIT, "two": "tests.numerics.ops:keeps_two"}
     code, gate = run_plan(repo, [case], kernels)
     c = gate["stats"]["cases"][0]
@@ -194,8 +226,26 @@ def test_forced_rows_at_full_vocabulary(repo: Repo) -> None:
     assert code == 1
 
 
+def test_stock_is_not_in_the_shipped_plan_because_its_verdict_there_rests_on_fp32() -> None:
+    # The shipped batch-64 case has a row whose first kept token's exact cumulative mass lies
+    # closer to 1 - p than fp32 sums differ between vector widths: whether stock (the native
+    # algorithm) keeps it depends on the CPU. Split keeps it by construction; the plan gates
+    # only split.
+    plan = yaml.safe_load((ROOT / "numerics" / "topp-plan.yaml").read_text())
+    assert set(plan["kernels"]) == {"split"}
+    [case] = [c for c in plan["cases"] if c["batch"] == 64]
+    logits, ps = plan_logits(case)
+    above = min(boundary_margins(logits[r], ps[r])[1] for r in range(case["batch"]))
+    assert 0 < above < FP32_SPREAD
+
+
 # -- the other safety checks ---------------------------------------------------------------------
 SMALL = {"name": "small", "batch": 3, "vocab": 2048, "seed": 9, "p": P95}
+
+
+def test_the_small_case_is_clear_of_its_cuts() -> None:
+    # The verdicts the tests below assert on SMALL's random rows hold on every CPU.
+    assert_clear_of_the_cut(SMALL, range(SMALL["batch"]))
 
 
 @pytest.mark.parametrize(

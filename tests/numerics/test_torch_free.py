@@ -1,5 +1,7 @@
 """Only the numerics commands may import torch: ``tools --help``, every command's ``--help``
-and the body of every other command leave ``torch`` out of ``sys.modules``."""
+and the body of every other command leave ``torch`` out of ``sys.modules``.
+
+CPU independence: no numerics are computed; only which modules a command imports."""
 
 from __future__ import annotations
 

@@ -23,7 +23,7 @@ from tools.config import load_yaml
 from tools.errors import UsageError
 from tools.fsio import write_atomic
 from tools.numerics import tensors
-from tools.numerics.common import display, fmt, import_op, sha256_bytes, sha256_file
+from tools.numerics.common import RepoOps, display, fmt, sha256_bytes, sha256_file
 from tools.numerics.tensors import DTYPES, Comparison, Tolerance
 from tools.report import GateResult, Rule, declare
 from tools.schema import validate_against
@@ -389,14 +389,14 @@ def _mismatch_message(case: Case, name: str, c: Comparison) -> str:
     return text
 
 
-def check_case(case: Case, root: Path, result: GateResult) -> dict[str, Any]:
+def check_case(case: Case, root: Path, result: GateResult, ops: RepoOps) -> dict[str, Any]:
     """Verify files, recompute with the current kernel, add findings; the case's stats."""
     stats: dict[str, Any] = {"op": case.op, "variant": case.variant}
     loaded = _load_tensors(case, root, result)
     if loaded is None:
         stats["tampered"] = True
         return stats
-    fn = import_op(case.op, root, where=f"{display(case.manifest, root)}: op")
+    fn = ops.op(case.op, where=f"{display(case.manifest, root)}: op")
     ev = evaluate(fn, case, loaded, case.variant)
     stats.update(ev.to_json())
     where = display(case.manifest, root)
@@ -432,7 +432,9 @@ def check(config: dict[str, Any], root: Path, names: list[str]) -> GateResult:
     dirs = case_dirs(base, names, root)
     cases = [load_case(d, root) for d in dirs]  # every manifest parses before any is judged
     result.stats["cases"] = len(cases)
-    result.stats["results"] = {case.name: check_case(case, root, result) for case in cases}
+    result.stats["cpu_capability"] = tensors.cpu_capability()
+    with RepoOps(root) as ops:
+        result.stats["results"] = {case.name: check_case(case, root, result, ops) for case in cases}
     return result
 
 
@@ -445,11 +447,12 @@ def explain(config: dict[str, Any], root: Path, name: str) -> tuple[GateResult, 
     loaded = _load_tensors(case, root, result)
     if loaded is None:
         return result, []
-    fn = import_op(case.op, root, where=f"{display(case.manifest, root)}: op")
-    names = list(variants_of(fn)) or [case.variant]
-    if case.variant not in names:
-        names.insert(0, case.variant)
-    evaluations = [evaluate(fn, case, loaded, v) for v in names]
+    with RepoOps(root) as ops:
+        fn = ops.op(case.op, where=f"{display(case.manifest, root)}: op")
+        names = list(variants_of(fn)) or [case.variant]
+        if case.variant not in names:
+            names.insert(0, case.variant)
+        evaluations = [evaluate(fn, case, loaded, v) for v in names]
     where = display(case.manifest, root)
     result.stats.update(
         {
@@ -539,13 +542,14 @@ def capture(config: dict[str, Any], root: Path, name: str, *, force: bool) -> di
             "pass --force to regenerate it",
             where=where,
         )
-    fn = import_op(case.op, root, where=f"{where}: op")
     gen = torch.Generator().manual_seed(case.seed)
     inputs = {spec.name: _generate(spec, gen) for spec in case.inputs.values()}
-    try:
-        got = call_op(fn, case, inputs, case.variant)
-    except RuntimeError as exc:
-        raise UsageError(f"cannot capture: {exc}", where=where) from None
+    with RepoOps(root) as ops:
+        fn = ops.op(case.op, where=f"{where}: op")
+        try:
+            got = call_op(fn, case, inputs, case.variant)
+        except RuntimeError as exc:
+            raise UsageError(f"cannot capture: {exc}", where=where) from None
     blobs: dict[str, bytes] = {}
     for spec in case.inputs.values():
         blobs[spec.file] = tensors.npy_bytes(inputs[spec.name])
@@ -604,6 +608,7 @@ def capture(config: dict[str, Any], root: Path, name: str, *, force: bool) -> di
         "seed": case.seed,
         "generator": case.generator,
         "oracle": case.oracle,
+        "cpu_capability": tensors.cpu_capability(),
         "files": {s.file: s.sha256 for s in specs},
         "manifest_sha256": sha256_file(case.manifest),
     }

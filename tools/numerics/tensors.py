@@ -37,6 +37,13 @@ _MANTISSA = {torch.float32: 23, torch.float16: 10, torch.bfloat16: 7}
 _MIN_EXP = {torch.float32: -126, torch.float16: -14, torch.bfloat16: -126}
 
 
+def cpu_capability() -> str:
+    """The vector instruction set torch's CPU kernels run with (``ATEN_CPU_CAPABILITY`` can
+    lower it): recorded with figures that may differ between CPUs."""
+    get = getattr(getattr(torch.backends, "cpu", None), "get_cpu_capability", None)
+    return str(get()) if callable(get) else "unknown"
+
+
 def dtype_name(dtype: torch.dtype) -> str:
     return _NAMES.get(dtype, str(dtype).replace("torch.", ""))
 

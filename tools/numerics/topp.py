@@ -27,7 +27,8 @@ import yaml
 
 from tools.config import load_yaml
 from tools.errors import UsageError
-from tools.numerics.common import import_op, num, sha256_bytes
+from tools.numerics.common import RepoOps, num, sha256_bytes
+from tools.numerics.tensors import cpu_capability, load_npy
 from tools.report import GateResult, Rule, declare
 from tools.schema import validate_against
 
@@ -478,8 +479,6 @@ def judge_batch(
 
 
 def _captured_run(name: str, path: Path, case: Case, where: str) -> KernelRun:
-    from tools.numerics.tensors import load_npy
-
     run = KernelRun(name, str(path))
     try:
         arr = load_npy(path)
@@ -500,12 +499,24 @@ def run_plan(plan: Plan, root: Path, where: str) -> tuple[GateResult, dict[str, 
         raise UsageError(
             f"device {plan.device!r} is not available", where=f"{where}: comparator.device"
         )
-    fns = {
-        name: import_op(spec, root, where=f"{where}: kernels.{name}")
-        for name, spec in plan.kernels.items()
-    }
+    with RepoOps(root) as ops:
+        fns = {
+            name: ops.op(spec, where=f"{where}: kernels.{name}")
+            for name, spec in plan.kernels.items()
+        }
+        return _judge_plan(plan, fns, where)
+
+
+def _judge_plan(
+    plan: Plan, fns: dict[str, Callable[..., Any]], where: str
+) -> tuple[GateResult, dict[str, Any]]:
     result = GateResult(NAME)
-    comparator = {"device": plan.device, "dtype": "float32", "torch": torch.__version__}
+    comparator = {
+        "device": plan.device,
+        "dtype": "float32",
+        "torch": torch.__version__,
+        "cpu_capability": cpu_capability(),
+    }
     result.stats["comparator"] = comparator
     result.stats["rule"] = RULE_RULE
     cases_out = []
