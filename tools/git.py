@@ -328,6 +328,26 @@ class Git:
             self.out("diff-index", "--cached", "-z", "--name-status", "-M", base, "--")
         )
 
+    def index_entries_under(self, folder: str) -> list[TreeEntry]:
+        """The stage-0 index entries under ``folder`` (a repo-relative path)."""
+        raw = self.out("--literal-pathspecs", "ls-files", "-s", "-z", "--", folder)
+        return list(_parse_ls(raw, staged=True))
+
+    def worktree_files_under(self, folder: str) -> list[str]:
+        """Paths under ``folder`` as the working tree holds them: tracked (conflicted ones
+        included) and untracked files git does not ignore; sorted, each once."""
+        raw = self.out(
+            "--literal-pathspecs",
+            "ls-files",
+            "-z",
+            "--cached",
+            "--others",
+            "--exclude-standard",
+            "--",
+            folder,
+        )
+        return sorted({decode(p) for p in raw.split(b"\0") if p})
+
     def tracked_files(self) -> list[TreeEntry]:
         return self.index_entries()
 

@@ -16,6 +16,7 @@ classified with string operations. What is recognised:
 
 from __future__ import annotations
 
+import bisect
 import unicodedata
 from dataclasses import dataclass
 
@@ -271,3 +272,67 @@ def anchors(found: list[Heading]) -> list[str]:
         taken.add(candidate)
         out.append(candidate)
     return out
+
+
+def code_spans(line: str) -> list[tuple[int, int]]:
+    """The ``[start, end)`` character ranges of the inline code spans of one line, backtick
+    runs included: a run of N backticks opens a span that the next run of exactly N closes;
+    a run without a partner is literal text. A backslash before a run escapes its first
+    backtick (outside a span). Linear apart from a binary search per run: a run's partner is
+    looked up among the runs of its length, never searched for along the line again."""
+    runs: list[tuple[int, int]] = []  # (start, length) of each backtick run
+    i, n = 0, len(line)
+    while True:
+        i = line.find("`", i)
+        if i < 0:
+            break
+        j = i
+        while j < n and line[j] == "`":
+            j += 1
+        runs.append((i, j - i))
+        i = j
+    if len(runs) < 2:
+        return []
+    by_length: dict[int, list[int]] = {}  # run length -> indices of the runs of that length
+    for k, (_, length) in enumerate(runs):
+        by_length.setdefault(length, []).append(k)
+    spans: list[tuple[int, int]] = []
+    k = 0
+    while k < len(runs):
+        start, length = runs[k]
+        if start > 0 and line[start - 1] == "\\" and not _escaped_backslash(line, start - 1):
+            start, length = start + 1, length - 1  # the first backtick is a literal one
+        later = by_length.get(length, []) if length else []
+        at = bisect.bisect_right(later, k)
+        if at == len(later):
+            k += 1
+            continue
+        close = later[at]
+        spans.append((start, runs[close][0] + runs[close][1]))
+        k = close + 1
+    return spans
+
+
+def _escaped_backslash(line: str, at: int) -> bool:
+    """Whether the backslash at ``at`` is itself escaped (an odd run of backslashes before)."""
+    count = 0
+    while at - 1 - count >= 0 and line[at - 1 - count] == "\\":
+        count += 1
+    return count % 2 == 1
+
+
+def blank_code_spans(line: str) -> str:
+    """``line`` with every inline code span (backticks and content) replaced by spaces, so
+    that what lies inside code is never read as a link, a citation or a marker; columns keep
+    their positions."""
+    spans = code_spans(line)
+    if not spans:
+        return line
+    out: list[str] = []
+    at = 0
+    for start, end in spans:
+        out.append(line[at:start])
+        out.append(" " * (end - start))
+        at = end
+    out.append(line[at:])
+    return "".join(out)

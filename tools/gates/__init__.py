@@ -23,7 +23,7 @@ GATES: dict[str, str | None] = {
     "docs": None,
     "ratchet": None,
     "now": "tools.gates.now",
-    "spec": None,
+    "spec": "tools.gates.spec",
     "links": None,
     "ledger": "tools.gates.ledger",
 }

@@ -1,0 +1,245 @@
+"""spec: spec structure and ledger-backed evidence (SPEC §4.8).
+
+Every markdown file under ``specs.dir`` is a spec: it has an ``Owed`` and a ``Now`` section
+(numbered or not); every issue its ``Owed`` section cites (``#N``, outside code) is a row of
+the issue index; every evidence block re-renders byte for byte from the ledger record its
+marker names (:mod:`tools.evidence` does the rendering). Files are read from the working tree,
+or from the index with ``--staged`` (specs, issue index and ledger alike).
+
+The ledger is streamed once, keeping only the records the blocks name and the arm records of
+their plans; a second pass runs only when a run names an arm record that the first pass did
+not keep (a missing arm, or one filed under another plan).
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from tools import evidence, index_table, markdown
+from tools.context import Context
+from tools.errors import UsageError
+from tools.git import decode
+from tools.report import GateResult, Rule, declare
+
+NAME = "spec"
+RULES = declare(
+    NAME,
+    [
+        Rule("spec-section-missing", "error", "a spec has no `Owed` or no `Now` section"),
+        Rule("spec-owed-unknown", "error", "an issue cited under `Owed` is not in the issue index"),
+        Rule(
+            "spec-evidence-unbacked",
+            "error",
+            "an evidence block does not re-render byte for byte from the ledger record it names",
+        ),
+        Rule(
+            "spec-evidence-malformed",
+            "error",
+            "an evidence marker that makes no block, a second block for one plan, or a block "
+            "outside the `Now` section",
+        ),
+        Rule("spec-absent", "info", "no specs folder (or no markdown in it): nothing to judge"),
+    ],
+)
+
+MARKDOWN_SUFFIXES = (".md", ".markdown")
+_NOT_BEFORE = frozenset("_&#/\\")  # a word, an HTML entity (&#35;), a repo ref (o/r#1), ##1
+
+
+def citations(line: str) -> list[tuple[int, int]]:
+    """``(issue number, column)`` of each ``#N`` citation on ``line``, outside code spans.
+
+    ``#N`` counts when nothing word-like is glued to it: not after a letter, digit, ``_``,
+    ``&``, ``#``, ``/`` or ``\\``, and not followed by a letter, digit, ``_`` or ``-`` and a
+    letter/digit (so a heading anchor such as ``#6-now`` is not a citation). One linear scan.
+    """
+    text = markdown.blank_code_spans(line)
+    found: list[tuple[int, int]] = []
+    n = len(text)
+    at = text.find("#")
+    while at >= 0:
+        j = at + 1
+        while j < n and "0" <= text[j] <= "9":
+            j += 1
+        if j > at + 1:
+            before = text[at - 1] if at else " "
+            after = text[j] if j < n else " "
+            glued_before = before.isalnum() or before in _NOT_BEFORE
+            glued_after = after.isalnum() or after == "_"
+            anchor = after == "-" and j + 1 < n and text[j + 1].isalnum()
+            if not (glued_before or glued_after or anchor):
+                found.append((int(text[at + 1 : j]), at + 1))
+        at = text.find("#", j)
+    return found
+
+
+def is_spec(path: str) -> bool:
+    return path.lower().endswith(MARKDOWN_SUFFIXES)
+
+
+def _under(folder: str, path: str) -> bool:
+    folder = folder.strip("/")
+    return folder in ("", ".") or path == folder or path.startswith(folder + "/")
+
+
+@dataclass
+class _Spec:
+    path: str
+    lines: list[str]
+    blocks: list[evidence.Block] = field(default_factory=list)
+
+
+def _spec_paths(ctx: Context, folder: str) -> tuple[bool, list[str]]:
+    """(whether the folder exists, the markdown files under it) as judged now."""
+    git = ctx.git
+    if ctx.opts.staged:
+        entries = [
+            e
+            for e in git.index_entries_under(folder)
+            if _under(folder, e.path) and not e.is_symlink and not e.is_submodule
+        ]
+        return bool(entries), sorted(e.path for e in entries if is_spec(e.path))
+    full = git.worktree_path(folder)
+    if not full.is_dir():
+        return False, []
+    paths = []
+    for path in git.worktree_files_under(folder):
+        where = git.worktree_path(path)
+        if is_spec(path) and _under(folder, path) and where.is_file() and not where.is_symlink():
+            paths.append(path)
+    return True, paths
+
+
+def _index_keys(ctx: Context) -> tuple[str, set[int] | None]:
+    path = ctx.config["index"]["path"]
+    raw = ctx.read_current(path)
+    if raw is None:
+        return path, None
+    return path, index_table.parse(decode(raw)).keys()
+
+
+def _ledger_lines(ctx: Context) -> Iterator[bytes]:
+    """The current ledger's lines, streamed from the working tree (or the staged blob)."""
+    path = ctx.config["ledger"]["path"]
+    if ctx.opts.staged:
+        data = ctx.git.staged_blob(path)
+        if data:
+            yield from io.BytesIO(data)
+        return
+    full = ctx.git.worktree_path(path)
+    if not full.is_file():
+        return
+    try:
+        with open(full, "rb") as handle:
+            yield from handle
+    except OSError as exc:
+        raise UsageError(f"cannot read: {exc.strerror}", where=path) from None
+
+
+def load_records(read: Any, blocks: Iterable[evidence.Block]) -> dict[str, dict[str, Any]]:
+    """The records ``blocks`` need, by id: one pass over ``read()`` (an iterable of ledger
+    lines) for the named records and the arm records of their plans, and a second pass only
+    for arm ids a run names that the first did not keep."""
+    blocks = list(blocks)
+    ids = {b.id for b in blocks}
+    plans = {b.plan for b in blocks}
+    records = evidence.collect_records(read(), ids, plans)
+    missing: set[str] = set()
+    for rid in ids:
+        record = records.get(rid)
+        if record is not None and record.get("kind") == evidence.RUN_KIND:
+            arms = record.get("arms")
+            if isinstance(arms, list):
+                missing.update(a for a in arms if isinstance(a, str) and a not in records)
+    if missing:
+        records.update(evidence.collect_records(read(), missing))
+    return records
+
+
+def run(ctx: Context) -> GateResult:
+    result = GateResult(NAME)
+    folder = ctx.config["specs"]["dir"]
+    exists, paths = _spec_paths(ctx, folder)
+    where_now = "the index" if ctx.opts.staged else "the working tree"
+    if not paths:
+        why = (
+            f"{folder}/ holds no markdown spec" if exists else f"{folder}/ does not exist"
+        ) + f" in {where_now}: nothing to judge"
+        result.add("spec-absent", why, path=folder)
+        result.stats.update(specs=0, citations=0, blocks=0)
+        return result
+
+    specs: list[_Spec] = []
+    cited: list[tuple[str, int, int]] = []  # (spec, line, issue)
+    for path in paths:
+        raw = ctx.read_current(path)
+        if raw is None:
+            continue
+        lines = markdown.split_lines(decode(raw))
+        spec = _Spec(path, lines)
+        specs.append(spec)
+        mask = markdown.code_mask(lines)
+        found = markdown.headings(lines, mask)
+        sections = markdown.sections(lines, found)
+        owed = next((s for s in sections if s.heading.title == "owed"), None)
+        now = next((s for s in sections if s.heading.title == "now"), None)
+        for title, section in (("Owed", owed), ("Now", now)):
+            if section is None:
+                result.add(
+                    "spec-section-missing",
+                    f"no `{title}` section (a heading `## {title}`, numbered or not)",
+                    path=path,
+                )
+        if owed is not None:
+            heading_lines = {h.line for h in found}
+            for line_no in range(owed.start, owed.end + 1):
+                if mask[line_no - 1] or line_no in heading_lines:
+                    continue
+                for issue, _ in citations(lines[line_no - 1]):
+                    cited.append((path, line_no, issue))
+        blocks, problems = evidence.scan_blocks("\n".join(lines) + "\n")
+        for problem in problems:
+            result.add("spec-evidence-malformed", problem.message, path=path, line=problem.line)
+        for block in blocks:
+            if now is None or not now.start <= block.start <= now.end:
+                result.add(
+                    "spec-evidence-malformed",
+                    f"the block of plan {block.plan!r} lies outside the `Now` section",
+                    path=path,
+                    line=block.start,
+                )
+        spec.blocks = blocks
+
+    if cited:
+        index_path, keys = _index_keys(ctx)
+        unknown: dict[tuple[str, int], list[int]] = {}  # (spec, issue) -> lines citing it
+        for path, line_no, issue in cited:
+            if keys is None or issue not in keys:
+                unknown.setdefault((path, issue), []).append(line_no)
+        for (path, issue), at in unknown.items():
+            times = f" ({len(at)} citations, the first here)" if len(at) > 1 else ""
+            where = (
+                f"there is no issue index ({index_path} does not exist in {where_now})"
+                if keys is None
+                else f"it is not a row of {index_path}"
+            )
+            result.add(
+                "spec-owed-unknown",
+                f"#{issue} is cited under `Owed` but {where}{times}",
+                path=path,
+                line=at[0],
+            )
+
+    all_blocks = [b for s in specs for b in s.blocks]
+    if all_blocks:
+        records = load_records(lambda: _ledger_lines(ctx), all_blocks)
+        for spec in specs:
+            for block in spec.blocks:
+                why = evidence.unbacked(block, records.get, where=spec.path)
+                if why is not None:
+                    result.add("spec-evidence-unbacked", why, path=spec.path, line=block.start)
+    result.stats.update(specs=len(specs), citations=len(cited), blocks=len(all_blocks))
+    return result
