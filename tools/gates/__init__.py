@@ -24,7 +24,7 @@ GATES: dict[str, str | None] = {
     "ratchet": None,
     "now": "tools.gates.now",
     "spec": None,
-    "links": None,
+    "links": "tools.gates.links",
     "ledger": "tools.gates.ledger",
 }
 
