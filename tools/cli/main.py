@@ -13,6 +13,7 @@ from tools.cli import (
     checks,
     commit_gates,
     config_cmd,
+    docs,
     ledgers,
     links,
     numerics,
@@ -43,7 +44,7 @@ def _globals(
     ctx.obj = {"repo": repo, "config": config, "fmt": fmt}
 
 
-for _module in (preflight, checks, commit_gates, links, config_cmd, ledgers, numerics):
+for _module in (preflight, checks, commit_gates, docs, links, config_cmd, ledgers, numerics):
     _module.register(app)
 
 

@@ -20,7 +20,7 @@ GATES: dict[str, str | None] = {
     "index": "tools.gates.index",
     "trailers": "tools.gates.trailers",
     "style": "tools.gates.style",
-    "docs": None,
+    "docs": "tools.gates.docs",
     "ratchet": None,
     "now": "tools.gates.now",
     "spec": None,
