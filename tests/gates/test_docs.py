@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import subprocess
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
-from tests.conftest import Repo
+from tests.conftest import Repo, run_cli
 from tools.gates import docs as docs_gate
 from tools.git import parse_added_lines
 
@@ -536,3 +538,27 @@ def test_renaming_a_rows_key_makes_it_a_new_row(repo: Repo) -> None:
     renamed = MATRIX.replace("| attn |", "| attention |")
     sha = repo.commit("Rename a row\n\nBody.\n", {"docs/matrix.md": renamed})
     assert found(check(repo)[1]) == [("spec-now-missing", sha)]
+
+
+# -- this repository ---------------------------------------------------------------------------
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_this_repository_is_green_on_its_own_history() -> None:
+    proc = subprocess.run(
+        ["git", "-C", str(ROOT), "rev-list", "--max-parents=0", "HEAD"],
+        capture_output=True,
+        text=True,
+    )
+    shallow = subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "--is-shallow-repository"],
+        capture_output=True,
+        text=True,
+    )
+    if proc.returncode != 0 or shallow.stdout.strip() != "false":
+        pytest.skip("needs this repository's whole history (a full clone)")
+    for root in proc.stdout.split():
+        run = run_cli(["--repo", str(ROOT), "--format", "json", "docs", "check", "--base", root])
+        gate = run.json()["gates"][0]
+        assert (run.exit_code, errors(gate)) == (0, []), gate
+        assert gate["stats"]["rules"] >= 1  # the repository's own cli-surface rule

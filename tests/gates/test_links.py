@@ -4,12 +4,13 @@ finder on hostile input."""
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
 
-from tests.conftest import Repo
+from tests.conftest import Repo, run_cli
 from tools import markdown, mdlinks
 
 TARGET = """# Guide
@@ -391,3 +392,13 @@ def test_line_anchor_parsing() -> None:
     assert mdlinks.line_anchor("L3C2-L4C1") == (3, 4)
     for bad in ("L", "Lx", "l10", "L10-", "L10-20", "L1C", "L" + "1" * MIB + "x"):
         assert mdlinks.line_anchor(bad) is None
+
+
+def test_this_repository_links_resolve() -> None:
+    root = Path(__file__).resolve().parents[2]
+    if not (root / ".git").exists():
+        pytest.skip("needs this repository's checkout")
+    run = run_cli(["--repo", str(root), "--format", "json", "links", "check"])
+    gate = run.json()["gates"][0]
+    assert (run.exit_code, gate["findings"]) == (0, []), gate
+    assert gate["stats"]["files"] >= 5
