@@ -209,18 +209,27 @@ def _is_delimiter(body: str) -> bool:
     return bool(body.strip(" \t|")) and not body.strip(" \t|:-")
 
 
-def matrix_rows(text: str, states: frozenset[str]) -> list[MatrixRow]:
-    """The table rows (lines starting with ``|`` outside fenced code) of a matrix file."""
+def _row_lines(text: str) -> list[tuple[int, str, str]]:
+    """(1-based line, first cell, line) of each table row of a matrix file: lines starting
+    with ``|`` outside fenced code, the delimiter row excepted."""
     lines = markdown.split_lines(text)
     mask = markdown.code_mask(lines)
-    rows: list[MatrixRow] = []
+    rows: list[tuple[int, str, str]] = []
     for i, line in enumerate(lines):
         body = line.lstrip(" \t")
         if mask[i] or not body.startswith("|") or _is_delimiter(body):
             continue
-        found = tuple(tok for tok in mdlinks.code_span_contents(line) if tok in states)
-        rows.append(MatrixRow(i + 1, _first_cell(body), line, found))
+        rows.append((i + 1, _first_cell(body), line))
     return rows
+
+
+def _states(line: str, states: frozenset[str]) -> tuple[str, ...]:
+    return tuple(tok for tok in mdlinks.code_span_contents(line) if tok in states)
+
+
+def matrix_rows(text: str, states: frozenset[str]) -> list[MatrixRow]:
+    """The table rows of a matrix file, each with its state tokens."""
+    return [MatrixRow(n, key, line, _states(line, states)) for n, key, line in _row_lines(text)]
 
 
 def matrix_moves(
@@ -229,19 +238,24 @@ def matrix_moves(
     """Rows of ``new`` whose state tokens differ from the same row (same first cell, the
     n-th of that key matched to the n-th) in ``old``, or that appear carrying one; each with
     its old tokens (None: the row is new)."""
-    before: dict[str, list[MatrixRow]] = {}
-    for row in matrix_rows(old or "", states):
-        before.setdefault(row.key, []).append(row)
+    before: dict[str, list[str]] = {}
+    for _, key, line in _row_lines(old or ""):
+        before.setdefault(key, []).append(line)
     seen: dict[str, int] = {}
     moves: list[tuple[MatrixRow, tuple[str, ...] | None]] = []
-    for row in matrix_rows(new, states):
-        n = seen.get(row.key, 0)
-        seen[row.key] = n + 1
-        prev = before.get(row.key, [])
+    for number, key, line in _row_lines(new):
+        n = seen.get(key, 0)
+        seen[key] = n + 1
+        prev = before.get(key, [])
+        if n < len(prev) and prev[n] == line:
+            continue  # the same line: the same states (most rows of most changes)
+        now = _states(line, states)
+        row = MatrixRow(number, key, line, now)
         if n < len(prev):
-            if prev[n].states != row.states:
-                moves.append((row, prev[n].states))
-        elif row.states:
+            was = _states(prev[n], states)
+            if was != now:
+                moves.append((row, was))
+        elif now:
             moves.append((row, None))
     return moves
 
