@@ -194,3 +194,52 @@ def test_linked_worktree_has_its_own_git_dir_for_caches_and_merges(repo: Repo, t
     assert not (linked / ".git" / "tools").exists()  # .git is a file in a linked worktree
     (git.git_dir / "MERGE_HEAD").write_text(repo.head() + "\n")
     assert git.in_merge() and not Git(repo.path).in_merge()
+
+
+def test_added_lines_per_commit_in_one_pass(repo: Repo) -> None:
+    odd = 'q"uo\\te\tcaf\xe9 x.txt'  # a quote, a backslash, a tab, non-ASCII and a space
+    root = repo.commit("Root\n\nBody.\n", {"a.txt": "one\n", odd: "first\n"})
+    second = repo.commit(
+        "Second\n\nBody.\n",
+        {"a.txt": "one\ntwo\r\n", odd: "first\nsecond", "b.txt": b"caf\xe9\n+++ b/x\n"},
+    )
+    repo.git("mv", "a.txt", "c.txt")
+    third = repo.commit("Rename with an edit\n\nBody.\n", {"c.txt": "one\ntwo\r\nthree\n"})
+    git = Git(repo.path)
+    got = git.added_lines([root, second, third], ["a.txt", "b.txt", "c.txt", odd])
+    assert got == {
+        root: {"a.txt": [b"one"], odd: [b"first"]},
+        second: {"a.txt": [b"two\r"], odd: [b"second"], "b.txt": [b"caf\xe9", b"+++ b/x"]},
+        third: {"c.txt": [b"three"]},
+    }
+    # Only the named paths are diffed.
+    assert git.added_lines([second], ["b.txt"]) == {second: {"b.txt": [b"caf\xe9", b"+++ b/x"]}}
+    assert git.added_lines([], ["b.txt"]) == {}
+
+
+def test_staged_added_lines_and_untracked_files(repo: Repo) -> None:
+    repo.commit("Root\n\nBody.\n", {"a.txt": "one\n", ".gitignore": "ignored/\n"})
+    repo.write("a.txt", "one\nstaged\n")
+    repo.git("add", "a.txt")
+    repo.write("a.txt", "one\nstaged\nunstaged\n")
+    repo.write("new.txt", "x\n")
+    repo.write("ignored/y.txt", "y\n")
+    git = Git(repo.path)
+    assert git.staged_added_lines(["a.txt"]) == {"a.txt": [b"staged"]}
+    assert git.untracked_files() == ["new.txt"]
+
+
+def test_patch_chunks_stay_under_the_argv_budget() -> None:
+    from tools.git import _ARGV_BUDGET, _chunks
+
+    paths = [f"dir/{i:06d}/" + "x" * 90 for i in range(3000)]
+    chunks = list(_chunks(paths))
+    assert len(chunks) > 1 and [p for c in chunks for p in c] == paths
+    assert all(sum(len(p) + 1 for p in c) <= _ARGV_BUDGET + 200 for c in chunks)
+
+
+def test_unquote_c() -> None:
+    from tools.git import unquote_c
+
+    assert unquote_c(b'"a\\tb\\"c\\\\d\\303\\251"') == b'a\tb"c\\d\xc3\xa9'
+    assert unquote_c(b"plain name") == b"plain name"

@@ -10,6 +10,7 @@ paths with rename detection, ``-z``), blobs at a revision through one persistent
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -180,22 +181,36 @@ class Git:
         return (self.git_dir / "MERGE_HEAD").is_file()
 
     # -- running git ------------------------------------------------------------------------
-    def run(self, *args: str, ok: Sequence[int] = (0,)) -> tuple[int, bytes]:
-        """Run ``git args…`` in the repository; bytes out. A status outside ``ok`` raises."""
-        status, out, err = self.repo.git.execute(
-            ["git", *args],
-            with_extended_output=True,
-            with_exceptions=False,
-            stdout_as_string=False,
-            strip_newline_in_stdout=False,
-        )
+    def run(
+        self, *args: str, ok: Sequence[int] = (0,), input: bytes | None = None
+    ) -> tuple[int, bytes]:
+        """Run ``git args…`` in the repository (``input`` on its stdin); bytes out. A status
+        outside ``ok`` raises."""
+        stdin = None
+        if input is not None:
+            # The runner takes a file for stdin; a pipe fed from here could deadlock on output.
+            stdin = tempfile.TemporaryFile()
+            stdin.write(input)
+            stdin.seek(0)
+        try:
+            status, out, err = self.repo.git.execute(
+                ["git", *args],
+                istream=stdin,
+                with_extended_output=True,
+                with_exceptions=False,
+                stdout_as_string=False,
+                strip_newline_in_stdout=False,
+            )
+        finally:
+            if stdin is not None:
+                stdin.close()
         if status not in ok:
             msg = decode(err if isinstance(err, bytes) else encode(str(err))).strip()
             raise GitError(f"git {' '.join(args[:3])} failed ({status}): {msg}")
         return status, out
 
-    def out(self, *args: str) -> bytes:
-        return self.run(*args)[1]
+    def out(self, *args: str, input: bytes | None = None) -> bytes:
+        return self.run(*args, input=input)[1]
 
     # -- refs ---------------------------------------------------------------------------------
     def resolve(self, ref: str) -> str | None:
@@ -256,6 +271,61 @@ class Git:
                 "diff-tree", "-r", "-z", "--name-status", "-M", "--no-ext-diff", old, new, "--"
             )
         )
+
+    def added_lines(
+        self, commits: Sequence[str], paths: Sequence[str]
+    ) -> dict[str, dict[str, list[bytes]]]:
+        """The lines each of ``commits`` adds to ``paths`` (commit -> path -> lines, without
+        the ``+``), each non-merge commit against its parent and a root commit against the
+        empty tree, read in one ``diff-tree --stdin`` pass (one more per 64 KiB of paths).
+
+        Only ``paths`` are diffed, so a commit's unrelated changes cost nothing; a caller
+        names both sides of a rename, so that git still pairs them."""
+        found: dict[str, dict[str, list[bytes]]] = {}
+        if not commits or not paths:
+            return found
+        stdin = "".join(f"{sha}\n" for sha in commits).encode("ascii")
+        for chunk in _chunks(paths):
+            raw = self.out(
+                *_DIFF_FIXED,
+                "diff-tree",
+                "--stdin",
+                "--root",
+                "-r",
+                "-M",
+                "-p",
+                "-U0",
+                *_PATCH_FIXED,
+                "--",
+                *chunk,
+                input=stdin,
+            )
+            for sha, per_path in parse_added_lines(raw, commits=True).items():
+                into = found.setdefault(sha or "", {})
+                for path, lines in per_path.items():
+                    into.setdefault(path, []).extend(lines)
+        return found
+
+    def staged_added_lines(self, paths: Sequence[str]) -> dict[str, list[bytes]]:
+        """The lines the index adds to ``paths`` relative to HEAD (or the empty tree)."""
+        found: dict[str, list[bytes]] = {}
+        base = self.head() or self.empty_tree()
+        for chunk in _chunks(paths):
+            raw = self.out(
+                *_DIFF_FIXED,
+                "diff-index",
+                "--cached",
+                "-M",
+                "-p",
+                "-U0",
+                *_PATCH_FIXED,
+                base,
+                "--",
+                *chunk,
+            )
+            for path, lines in parse_added_lines(raw, commits=False).get(None, {}).items():
+                found.setdefault(path, []).extend(lines)
+        return found
 
     # -- contents -----------------------------------------------------------------------------
     def blob(self, rev: str, path: str) -> bytes | None:
@@ -321,6 +391,11 @@ class Git:
                 seen.setdefault(decode(rec.partition(b"\t")[2]), None)
         return list(seen)
 
+    def untracked_files(self) -> list[str]:
+        """Untracked files git does not ignore: what ``git add -A`` would add."""
+        raw = self.out("ls-files", "-z", "--others", "--exclude-standard")
+        return [decode(rec) for rec in raw.split(b"\0") if rec]
+
     def staged_changes(self) -> list[Change]:
         """What the index changes relative to HEAD (or the empty tree in a new repository)."""
         base = self.head() or self.empty_tree()
@@ -353,6 +428,145 @@ class Git:
 
     def worktree_path(self, path: str) -> Path:
         return self.root / os.fsdecode(encode(path))
+
+
+# Plumbing diffs independent of the user's config: literal paths, names unquoted but for
+# control characters, no external diff or textconv, fixed a/ b/ prefixes.
+_DIFF_FIXED = ("--literal-pathspecs", "-c", "core.quotePath=false")
+_PATCH_FIXED = (
+    "--no-color",
+    "--no-ext-diff",
+    "--no-textconv",
+    "--src-prefix=a/",
+    "--dst-prefix=b/",
+)
+_ARGV_BUDGET = 64 * 1024
+
+
+def _chunks(paths: Sequence[str]) -> Iterator[list[str]]:
+    """``paths`` in groups whose total length stays well under the OS's argv limit."""
+    chunk: list[str] = []
+    size = 0
+    for path in paths:
+        if chunk and size + len(path) > _ARGV_BUDGET:
+            yield chunk
+            chunk, size = [], 0
+        chunk.append(path)
+        size += len(path) + 1
+    if chunk:
+        yield chunk
+
+
+_C_ESCAPES = {
+    ord("a"): 7,
+    ord("b"): 8,
+    ord("t"): 9,
+    ord("n"): 10,
+    ord("v"): 11,
+    ord("f"): 12,
+    ord("r"): 13,
+    ord('"'): 34,
+    ord("\\"): 92,
+}
+
+
+def unquote_c(raw: bytes) -> bytes:
+    """A name as git C-quotes it (``"a\\tb"``, octal ``\\303``) back to its bytes; an
+    unquoted name is returned unchanged."""
+    if len(raw) < 2 or raw[:1] != b'"':
+        return raw
+    out = bytearray()
+    i, n = 1, len(raw)
+    while i < n:
+        c = raw[i]
+        if c == 34:  # the closing quote
+            break
+        if c != 92 or i + 1 >= n:
+            out.append(c)
+            i += 1
+            continue
+        nxt = raw[i + 1]
+        if 48 <= nxt <= 55:
+            digits = raw[i + 1 : i + 4]
+            out.append(int(digits, 8) & 0xFF)
+            i += 1 + len(digits)
+            continue
+        out.append(_C_ESCAPES.get(nxt, nxt))
+        i += 2
+    return bytes(out)
+
+
+def _patch_path(line: bytes) -> str | None:
+    """The new-side path of a ``+++ b/path`` line (None for ``/dev/null``)."""
+    name = line[4:]
+    if name.startswith(b'"'):
+        name = unquote_c(name)
+    elif name.endswith(b"\t"):
+        name = name[:-1]  # git ends a name holding a space with a tab
+    if not name.startswith(b"b/"):
+        return None
+    return decode(name[2:])
+
+
+def _hunk_counts(line: bytes) -> tuple[int, int] | None:
+    """(old, new) line counts of a ``@@ -a[,b] +c[,d] @@`` header."""
+    parts = line.split(b" ", 3)
+    if len(parts) < 4 or parts[1][:1] != b"-" or parts[2][:1] != b"+":
+        return None
+    counts = []
+    for part in parts[1:3]:
+        _, comma, count = part[1:].partition(b",")
+        if comma and not count.isdigit():
+            return None
+        counts.append(int(count) if comma else 1)
+    return counts[0], counts[1]
+
+
+def _is_sha_line(line: bytes) -> bool:
+    return len(line) in (40, 64) and all(c in b"0123456789abcdef" for c in line)
+
+
+def parse_added_lines(raw: bytes, *, commits: bool) -> dict[str | None, dict[str, list[bytes]]]:
+    """The added lines of a ``-p`` patch: commit (None without ``commits``) -> path -> lines.
+
+    Hunk bodies are consumed by the counts of their headers, so an added line that looks
+    like a header (``+++ b/x``, a sha) is never taken for one."""
+    found: dict[str | None, dict[str, list[bytes]]] = {}
+    lines = raw.split(b"\n")
+    commit: str | None = None
+    path: str | None = None
+    i, n = 0, len(lines)
+    while i < n:
+        line = lines[i]
+        i += 1
+        if line.startswith(b"@@ "):
+            counts = _hunk_counts(line)
+            if counts is None:
+                continue
+            old, new = counts
+            added = found.setdefault(commit, {}).setdefault(path, []) if path else None
+            while (old > 0 or new > 0) and i < n:
+                body = lines[i]
+                mark = body[:1]
+                if mark == b"+":
+                    new -= 1
+                    if added is not None:
+                        added.append(body[1:])
+                elif mark == b"-":
+                    old -= 1
+                elif mark == b" ":
+                    old -= 1
+                    new -= 1
+                elif mark != b"\\":
+                    break
+                i += 1
+        elif line.startswith(b"diff --git "):
+            path = None
+        elif line.startswith(b"+++ "):
+            path = _patch_path(line)
+        elif commits and _is_sha_line(line):
+            commit, path = line.decode("ascii"), None
+    return found
 
 
 class GitError(UsageError):

@@ -20,11 +20,11 @@ GATES: dict[str, str | None] = {
     "index": "tools.gates.index",
     "trailers": "tools.gates.trailers",
     "style": "tools.gates.style",
-    "docs": None,
+    "docs": "tools.gates.docs",
     "ratchet": None,
     "now": "tools.gates.now",
     "spec": "tools.gates.spec",
-    "links": None,
+    "links": "tools.gates.links",
     "ledger": "tools.gates.ledger",
 }
 

@@ -1,0 +1,200 @@
+"""links: citations that resolve (SPEC §4.10).
+
+Every markdown file matched by ``links.paths`` minus ``links.exclude``: a relative link names an
+existing path, a ``#heading`` anchor a heading of its target (slugged as GitHub does), a
+``#L10`` / ``#L10-L20`` line anchor lines within the target. External URLs are never fetched.
+
+The tree judged is the working tree as git sees it (tracked files still present, and untracked
+files git does not ignore), or with ``--staged`` the index: its files and its contents.
+"""
+
+from __future__ import annotations
+
+from pathlib import PurePosixPath
+
+from tools import markdown, mdlinks
+from tools.context import Context
+from tools.errors import UsageError
+from tools.git import TreeEntry, decode
+from tools.globs import Globs
+from tools.report import GateResult, Rule, declare
+
+NAME = "links"
+RULES = declare(
+    NAME,
+    [
+        Rule("link-broken", "error", "a relative link names a path that does not exist"),
+        Rule("anchor-missing", "error", "a #heading anchor matches no heading of its target"),
+        Rule(
+            "line-anchor-out-of-range",
+            "error",
+            "a #L10 or #L10-L20 line anchor lies outside its target file",
+        ),
+        Rule("links-absent", "info", "no markdown file matches links.paths: nothing to judge"),
+    ],
+)
+
+# Extensions GitHub renders as markdown: a heading anchor is judged only in these.
+_MARKDOWN = {".md", ".markdown", ".mdown", ".mkdn", ".mkd", ".mdwn"}
+
+
+class _Tree:
+    """The files judged and the paths links may name: the working tree or the index."""
+
+    def __init__(self, ctx: Context):
+        self.ctx = ctx
+        self.staged = ctx.opts.staged
+        entries = ctx.git.index_entries()
+        if not self.staged:
+            entries += [TreeEntry("", "", p) for p in ctx.git.untracked_files()]
+        self.entries: dict[str, TreeEntry] = {}
+        for entry in entries:
+            self.entries.setdefault(entry.path, entry)
+        self.dirs: set[str] = {""}
+        self.submodules: list[str] = []
+        for path, entry in self.entries.items():
+            if entry.is_submodule:
+                self.submodules.append(path + "/")
+            parts = path.split("/")
+            for k in range(1, len(parts)):
+                self.dirs.add("/".join(parts[:k]))
+        self._lines: dict[str, list[str] | None] = {}
+        self._anchors: dict[str, set[str] | None] = {}
+
+    def files(self) -> list[str]:
+        return list(self.entries)
+
+    def kind(self, path: str) -> str | None:
+        """ "file", "dir", "submodule" (a path inside one: not judged) or None."""
+        entry = self.entries.get(path)
+        if entry is not None:
+            if entry.is_submodule:
+                return "submodule"
+            if self.staged:
+                return "file"
+            full = self.ctx.git.worktree_path(path)
+            return "file" if full.exists() or full.is_symlink() else None
+        if any(path.startswith(s) for s in self.submodules):
+            return "submodule"
+        if path in self.dirs:
+            if self.staged:
+                return "dir"
+            return "dir" if self.ctx.git.worktree_path(path).is_dir() else None
+        return None
+
+    def read(self, path: str) -> bytes | None:
+        """A regular file's bytes (a symlink or a submodule: None, never followed)."""
+        entry = self.entries.get(path)
+        if entry is None or entry.is_symlink or entry.is_submodule:
+            return None
+        if self.staged:
+            return self.ctx.git.object(entry.sha)
+        full = self.ctx.git.worktree_path(path)
+        if full.is_symlink() or not full.exists():
+            return None
+        try:
+            return full.read_bytes()
+        except IsADirectoryError:
+            return None
+        except OSError as exc:
+            raise UsageError(f"{path}: cannot read: {exc.strerror}") from None
+
+    def lines(self, path: str) -> list[str] | None:
+        if path not in self._lines:
+            raw = self.read(path)
+            self._lines[path] = None if raw is None else markdown.split_lines(decode(raw))
+        return self._lines[path]
+
+    def anchors(self, path: str) -> set[str] | None:
+        """The anchors of a markdown file: its headings' slugs and its explicit anchors."""
+        if path not in self._anchors:
+            lines = self.lines(path)
+            if lines is None:
+                self._anchors[path] = None
+            else:
+                mask = markdown.code_mask(lines)
+                found = set(markdown.anchors(markdown.headings(lines, mask)))
+                self._anchors[path] = found | mdlinks.html_anchors(lines, mask)
+        return self._anchors[path]
+
+
+def _is_markdown(path: str) -> bool:
+    return PurePosixPath(path).suffix.lower() in _MARKDOWN
+
+
+def _hint(fragment: str, anchors: set[str]) -> str:
+    low = fragment.lower()
+    near = sorted(a for a in anchors if a == low or a == markdown.slug(fragment))
+    return f" (did you mean #{near[0]}?)" if near else ""
+
+
+def _judge(result: GateResult, tree: _Tree, source: str, link: mdlinks.Link) -> None:
+    where = {"path": source, "line": link.line}
+    try:
+        target = mdlinks.resolve(source, link.target)
+    except mdlinks.Escapes:
+        result.add("link-broken", f"{link.target!r} climbs out of the repository", **where)
+        return
+    kind = tree.kind(target.path)
+    if kind is None:
+        result.add("link-broken", f"{link.target!r}: {target.path or '/'} does not exist", **where)
+        return
+    fragment = target.fragment
+    if not fragment or kind != "file":
+        return  # nothing to anchor, or a folder / submodule (GitHub shows no anchors there)
+    span = mdlinks.line_anchor(fragment)
+    if span is not None:
+        lines = tree.lines(target.path)
+        if lines is None:
+            return  # a symlink: its lines are not the repository's to judge
+        first, last = span
+        if not 1 <= first <= last <= len(lines):
+            shown = f"L{first}" if first == last else f"L{first}-L{last}"
+            result.add(
+                "line-anchor-out-of-range",
+                f"{link.target!r}: #{shown} is outside {target.path} "
+                f"({len(lines)} line{'' if len(lines) == 1 else 's'})",
+                **where,
+            )
+        return
+    if not _is_markdown(target.path):
+        return  # an anchor into a rendered non-markdown file is not judged
+    anchors = tree.anchors(target.path)
+    if anchors is not None and fragment not in anchors:
+        result.add(
+            "anchor-missing",
+            f"{link.target!r}: no heading of {target.path} has the anchor "
+            f"#{fragment}{_hint(fragment, anchors)}",
+            **where,
+        )
+
+
+def run(ctx: Context) -> GateResult:
+    result = GateResult(NAME)
+    cfg = ctx.config["links"]
+    include, exclude = Globs(cfg["paths"]), Globs(cfg["exclude"])
+    tree = _Tree(ctx)
+    files = [
+        p
+        for p in tree.files()
+        if include.match(p) and not exclude.match(p) and tree.lines(p) is not None
+    ]
+    where = "the index" if ctx.opts.staged else "the working tree"
+    if not files:
+        patterns = ", ".join(include.patterns) or "(none)"
+        result.add(
+            "links-absent",
+            f"no markdown file of {where} matches links.paths ({patterns}): nothing to judge",
+        )
+        return result
+    checked = external = 0
+    for path in files:
+        lines = tree.lines(path) or []
+        for link in mdlinks.find_links(lines, markdown.code_mask(lines)):
+            if not link.target or mdlinks.is_external(link.target):
+                external += bool(link.target)
+                continue
+            checked += 1
+            _judge(result, tree, path, link)
+    result.stats.update({"files": len(files), "links": checked, "external": external})
+    return result
