@@ -22,8 +22,6 @@ import argparse
 import json
 import os
 import platform
-import resource
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -32,7 +30,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from measure import cpu_model  # noqa: E402
+from measure import cpu_model, interleaved  # noqa: E402
 from synth import fast_import  # noqa: E402
 
 CONFIG = """base: base
@@ -109,26 +107,6 @@ def _commits(count: int, bad: dict[str, set[int]]) -> Iterator[tuple[str, dict[s
         yield msg, files
 
 
-def _measure(cmds: dict[str, list[str]], cwd: Path, runs: int) -> dict[str, tuple]:
-    """Median wall and CPU seconds per command and the exit codes seen; runs interleaved
-    (each round runs every command once) so that load from elsewhere falls on all alike."""
-    walls: dict[str, list[float]] = {k: [] for k in cmds}
-    cpus: dict[str, list[float]] = {k: [] for k in cmds}
-    codes: dict[str, set[int]] = {k: set() for k in cmds}
-    for _ in range(runs):
-        for name, cmd in cmds.items():
-            before = resource.getrusage(resource.RUSAGE_CHILDREN)
-            start = time.perf_counter()
-            proc = subprocess.run(cmd, cwd=cwd, capture_output=True)
-            walls[name].append(time.perf_counter() - start)
-            after = resource.getrusage(resource.RUSAGE_CHILDREN)
-            cpus[name].append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
-            codes[name].add(proc.returncode)
-    return {
-        k: (statistics.median(walls[k]), statistics.median(cpus[k]), sorted(codes[k])) for k in cmds
-    }
-
-
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--commits", type=int, default=5000)
@@ -173,7 +151,7 @@ def main() -> None:
             "--",
         ]
         load_before = os.getloadavg()[0]
-        rows = _measure(
+        rows = interleaved(
             {
                 "git log --name-status": log_plain,
                 "git log -z --name-status -M (the shared pass)": log_shared,

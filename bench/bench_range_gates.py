@@ -17,8 +17,6 @@ import argparse
 import json
 import os
 import platform
-import resource
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -26,7 +24,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from measure import cpu_model  # noqa: E402
+from measure import cpu_model, interleaved  # noqa: E402
 from synth import fast_import  # noqa: E402
 
 MARKER = "FOLLOWING_AGENTS_PROTOCOL"
@@ -66,29 +64,6 @@ def _commits(count: int, bad: dict[str, set[int]]):
             msg = spoil(msg)
             bad[gate].add(n)
         yield msg, {f"kernels/k{n % 400:03d}/kernel.cu": f"// kernel {n}\n".encode()}
-
-
-def _measure(cmds: dict[str, list[str]], cwd: Path, runs: int) -> dict[str, tuple]:
-    """Median wall and CPU (user + sys of the child) seconds per command, and exit codes.
-
-    Runs are interleaved (each round runs every command once) so that load from elsewhere
-    on the machine falls on all commands alike.
-    """
-    walls: dict[str, list[float]] = {k: [] for k in cmds}
-    cpus: dict[str, list[float]] = {k: [] for k in cmds}
-    codes: dict[str, set[int]] = {k: set() for k in cmds}
-    for _ in range(runs):
-        for name, cmd in cmds.items():
-            before = resource.getrusage(resource.RUSAGE_CHILDREN)
-            start = time.perf_counter()
-            proc = subprocess.run(cmd, cwd=cwd, capture_output=True)
-            walls[name].append(time.perf_counter() - start)
-            after = resource.getrusage(resource.RUSAGE_CHILDREN)
-            cpus[name].append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
-            codes[name].add(proc.returncode)
-    return {
-        k: (statistics.median(walls[k]), statistics.median(cpus[k]), sorted(codes[k])) for k in cmds
-    }
 
 
 def main() -> None:
@@ -137,7 +112,7 @@ def main() -> None:
             "--",
         ]
         load_before = os.getloadavg()[0]
-        rows = _measure(
+        rows = interleaved(
             {
                 "git log --format=%H%x00%P%x00%B": log_msgs,
                 "git log -z --name-status -M (messages + paths)": log_paths,

@@ -4,6 +4,7 @@ command's own peak RSS."""
 from __future__ import annotations
 
 import platform
+import resource
 import statistics
 import subprocess
 import sys
@@ -58,3 +59,24 @@ def wall_times(
 
 def median(values: list[float]) -> float:
     return statistics.median(values)
+
+
+def interleaved(cmds: dict[str, list[str]], cwd: Path, runs: int) -> dict[str, tuple]:
+    """Median wall and CPU (user + sys of the child) seconds per command, and the exit codes
+    seen. Runs are interleaved (each round runs every command once) so that load from
+    elsewhere on the machine falls on all commands alike."""
+    walls: dict[str, list[float]] = {k: [] for k in cmds}
+    cpus: dict[str, list[float]] = {k: [] for k in cmds}
+    codes: dict[str, set[int]] = {k: set() for k in cmds}
+    for _ in range(runs):
+        for name, cmd in cmds.items():
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            start = time.perf_counter()
+            proc = subprocess.run(cmd, cwd=cwd, capture_output=True)
+            walls[name].append(time.perf_counter() - start)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpus[name].append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+            codes[name].add(proc.returncode)
+    return {
+        k: (statistics.median(walls[k]), statistics.median(cpus[k]), sorted(codes[k])) for k in cmds
+    }

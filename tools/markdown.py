@@ -31,7 +31,7 @@ def split_lines(text: str) -> list[str]:
     return lines
 
 
-def _indent(line: str) -> int:
+def indent(line: str) -> int:
     """Columns of leading spaces (a tab counts as reaching the next multiple of four)."""
     col = 0
     for ch in line:
@@ -46,7 +46,7 @@ def _indent(line: str) -> int:
 
 def _fence(line: str) -> tuple[str, int, str] | None:
     """(fence character, run length, rest of the line) if ``line`` opens or closes a fence."""
-    if _indent(line) > 3:
+    if indent(line) > 3:
         return None
     body = line.lstrip(" ")
     if not body or body[0] not in "`~":
@@ -100,7 +100,7 @@ class Heading:
 
 
 def _atx(line: str) -> tuple[int, str] | None:
-    if _indent(line) > 3:
+    if indent(line) > 3:
         return None
     body = line.lstrip(" ")
     level = len(body) - len(body.lstrip("#"))
@@ -123,7 +123,7 @@ def is_heading_line(line: str) -> bool:
 
 
 def _setext_level(line: str) -> int | None:
-    if _indent(line) > 3:
+    if indent(line) > 3:
         return None
     body = line.strip(_BLANKS)
     if not body or body[0] not in "=-" or body.strip(body[0]):

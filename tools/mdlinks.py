@@ -92,18 +92,6 @@ def _comment_block_mask(lines: list[str], mask: list[bool]) -> list[bool]:
     return out
 
 
-def _indent(line: str) -> int:
-    col = 0
-    for ch in line:
-        if ch == " ":
-            col += 1
-        elif ch == "\t":
-            col += 4 - col % 4
-        else:
-            break
-    return col
-
-
 def _indented_code_mask(lines: list[str], skip: list[bool]) -> list[bool]:
     """Lines of indented code blocks: four columns of indent after a blank line (or
     continuing such a block), outside a list, where the indent belongs to the item."""
@@ -118,7 +106,7 @@ def _indented_code_mask(lines: list[str], skip: list[bool]) -> list[bool]:
         if not line.strip(" \t"):
             prev_blank = True
             continue
-        indent = _indent(line)
+        indent = markdown.indent(line)
         if indent < 4:
             in_code = False
             if markdown.is_list_item(line):
