@@ -25,6 +25,7 @@ reference the property test compares with real git.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -272,29 +273,39 @@ def _parse_span(s: str, start: int, end: int) -> list[Trailer]:
     pieces = chunk.split("\n")
     if chunk.endswith("\n"):
         pieces.pop()
-    items: list[list] = []  # [lines of the item, first line number]
-    last: list | None = None
-    for number, piece in enumerate(pieces, start=s.count("\n", 0, start) + 1):
-        if last is not None and (not piece or piece[0] in SPACE):
-            last[0].append(piece)  # a continuation of the trailer above
-            continue
-        item = [[piece], number]
-        items.append(item)
-        last = item if _KEYED.match(piece) else None
     out: list[Trailer] = []
-    for parts, first in items:
-        head = parts[0]
-        if not head or head[0] == COMMENT:
+    # The trailer being read: its key, the text after its separator, its continuation lines
+    # and its first line number. Only a keyed line takes continuations (an indented line
+    # under anything else is a line of its own, and not a trailer).
+    key: str | None = None
+    head = ""
+    more: list[str] = []
+    first = 0
+
+    def flush() -> None:
+        value = head if not more else "\n".join([head, *more])
+        value = value.strip(SPACE)
+        if "\n" in value:
+            value = _FOLD.sub(" ", value).strip(SPACE)
+        out.append(Trailer(key or "", value, first))
+
+    match = _KEYED.match
+    for number, piece in enumerate(pieces, start=s.count("\n", 0, start) + 1):
+        if key is not None and (not piece or piece[0] in SPACE):
+            more.append(piece)
             continue
-        m = _KEYED.match(head)
+        if key is not None:
+            flush()
+            key = None
+        if not piece or piece[0] == COMMENT:
+            continue
+        m = match(piece)
         if m is None:
             continue
         sep = m.end() - 1
-        key = head[:sep].strip(SPACE)
-        value = "\n".join(parts)[sep + 1 :].strip(SPACE)
-        if "\n" in value:
-            value = _FOLD.sub(" ", value).strip(SPACE)
-        out.append(Trailer(key, value, first))
+        key, head, more, first = piece[:sep].strip(SPACE), piece[sep + 1 :], [], number
+    if key is not None:
+        flush()
     return out
 
 
@@ -322,6 +333,7 @@ def _span_lines(s: str, start: int, end: int) -> tuple[int, int]:
     return first, last
 
 
+@functools.lru_cache(maxsize=8)
 def find_block(text: str, *, squash: bool = True) -> Block:
     """The trailer block as git finds it, plus (``squash``) GitHub's squash shape."""
     s = _c_string(text)

@@ -1,0 +1,48 @@
+"""Hostile input: how long each parser family takes on its 1 MiB adversarial inputs.
+
+The inputs are tests/hostile.py's (the tests run them under a generous guard); this prints
+the median of several runs of each, for BENCHMARKS.md. Target (SPEC §8): ≤ 1 s each.
+
+    python bench/bench_hostile.py [--runs 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from measure import cpu_model, median  # noqa: E402
+
+from tests.hostile import cases, forget  # noqa: E402
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=5)
+    args = ap.parse_args()
+    print(f"# {cpu_model()}, Python {platform.python_version()}, median of {args.runs} runs")
+    print("| family | input (1 MiB) | median ms | max ms |")
+    print("|---|---|---|---|")
+    worst = 0.0
+    for case in cases():
+        times = []
+        for _ in range(args.runs):
+            forget()
+            start = time.perf_counter()
+            case.judge(case.data)
+            times.append(time.perf_counter() - start)
+        worst = max(worst, max(times))
+        ms = [t * 1000 for t in times]
+        print(f"| {case.family} | {case.name} | {median(ms):.0f} | {max(ms):.0f} |")
+    print(f"\nslowest single run: {worst * 1000:.0f} ms (target ≤ 1000 ms)")
+
+
+if __name__ == "__main__":
+    main()
