@@ -580,3 +580,15 @@ def test_preflight_runs_the_ratchet_gate(repo: Repo) -> None:
     repo.write("src/a.cc", "auto a = kCUDA;\nauto b = kCUDA;\n")
     assert repo.tools("preflight", "--gate", "ratchet").exit_code == 1
     assert repo.tools("preflight", "--staged", "--gate", "ratchet").exit_code == 0
+
+
+def test_this_repository_passes_its_own_ratchets() -> None:
+    root = Path(__file__).resolve().parents[2]
+    if not (root / ".git").exists():
+        pytest.skip("not a git checkout")
+    from tests.conftest import run_cli
+
+    run = run_cli(["--repo", str(root), "--format", "json", "ratchet", "check"])
+    assert run.exit_code == 0, run.stdout
+    names = set(run.json()["gates"][0]["stats"]["ratchets"])
+    assert {"torch-import", "device-leakage"} <= names
