@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 from tests.conftest import Repo
 from tools.git import Git
 
@@ -50,3 +52,64 @@ def test_tracked_modes_lists_each_path_once_with_its_mode(repo: Repo) -> None:
     repo.commit("Add\n\nBody.\n")
     modes = Git(repo.path).tracked_modes()
     assert modes == {"link": "120000", "t.txt": "100644"}
+
+
+GLOB_SETS = [
+    ["**/*.h", "**/*.cc"],
+    ["*.h"],
+    ["src/*.cc", "cuda", "/top.c", "docs/"],
+    ["a/**/b/*.h", "**/x?[0-9].c"],
+    ["**"],
+]
+PATHS = [
+    "top.c",
+    "a.h",
+    "src/a.cc",
+    "src/deep/b.cc",
+    "x/cuda/k.cu",
+    "cuda/top.h",
+    "docs/a.md",
+    "docs/sub/b.md",
+    "a/b/c.h",
+    "a/q/r/b/c.h",
+    "z/x1.c",
+    "q.h/inner.txt",
+]
+
+
+@pytest.mark.parametrize("globs", GLOB_SETS)
+def test_glob_pathspecs_select_every_path_the_globs_match(repo: Repo, globs: list[str]) -> None:
+    from tools.ratchets.globs import GlobSet
+
+    repo.commit("Add\n\nBody.\n", {p: "x\n" for p in PATHS})
+    glob_set = GlobSet(globs)
+    specs = glob_set.pathspecs()
+    assert specs is not None
+    listed = set(repo.git("ls-files", "-z", "--", *specs).split("\0")) - {""}
+    wanted = {p for p in PATHS if glob_set.match(p)}
+    assert wanted and wanted <= listed
+
+
+def test_a_negated_glob_gives_no_pathspecs() -> None:
+    from tools.ratchets.globs import GlobSet
+
+    assert GlobSet(["**/*.h", "!gen/**"]).pathspecs() is None
+
+
+def test_file_modes_of_a_commit_and_of_the_index(repo: Repo) -> None:
+    repo.write("t.txt", "x\n")
+    repo.write("run.sh", "#!/bin/sh\n")
+    os.chmod(repo.path / "run.sh", 0o755)
+    os.symlink("t.txt", repo.path / "link")
+    repo.commit("Add\n\nBody.\n")
+    git = Git(repo.path)
+    at_head = git.file_modes(git.head())
+    assert {p: m for p, (m, _) in at_head.items()} == {
+        "t.txt": b"100644",
+        "run.sh": b"100755",
+        "link": b"120000",
+    }
+    assert at_head["t.txt"][1].decode() == {e.path: e.sha for e in git.tree("HEAD")}["t.txt"]
+    repo.write("new.txt", "y\n")
+    repo.git("add", "new.txt")
+    assert set(git.file_modes()) == {"t.txt", "run.sh", "link", "new.txt"}

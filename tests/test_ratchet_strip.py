@@ -107,6 +107,92 @@ def test_stripping_keeps_length_and_every_newline(text: str) -> None:
     assert all(o == t or o == " " for o, t in zip(out, text, strict=True))
 
 
+_INCLUDE_LINE = re.compile(r"[ \t]*#[ \t]*(?:include_next|include|import)[ \t]*([<\"])")
+
+
+def _plain_strip(text: str) -> str:
+    """The plain scan the fast one must equal: one token at a time, the include operand of
+    the current line looked up afresh for every token."""
+    from tools.ratchets import cstrip
+
+    out, copied, i, n = [], 0, 0, len(text)
+    while True:
+        m = re.compile(r"/[/*]|[\"']").search(text, i)
+        if m is None:
+            break
+        p = m.start()
+        line_start = text.rfind("\n", 0, p) + 1
+        inc = _INCLUDE_LINE.match(text, line_start)
+        if inc is not None:
+            q = inc.start(1)
+            eol = text.find("\n", q)
+            eol = n if eol < 0 else eol
+            close = text.find(">" if inc.group(1) == "<" else '"', q + 1, eol)
+            end = close + 1 if close >= 0 else eol
+            if q <= p < end:
+                i = end
+                continue
+        tok = m.group()
+        if tok == "//":
+            end = cstrip._line_comment_end(text, p)
+            out += [text[copied:p], cstrip.blank(text[p:end])]
+        elif tok == "/*":
+            close = text.find("*/", p + 2)
+            end = n if close < 0 else close + 2
+            out += [text[copied:p], cstrip.blank(text[p:end])]
+        else:
+            if tok == "'" and not cstrip._char_prefix(text, p):
+                i = p + 1
+                continue
+            raw = cstrip._raw_string_end(text, p) if tok == '"' else None
+            if raw is not None:
+                end, inner = raw[0], raw[0] - 1 if raw[1] else raw[0]
+            else:
+                inner = cstrip._BODY[tok].match(text, p + 1).end()
+                end = inner + 1 if inner < n and text[inner] == tok else inner
+            out += [text[copied : p + 1], cstrip.blank(text[p + 1 : inner]), text[inner:end]]
+        copied = i = end
+    out.append(text[copied:])
+    return "".join(out)
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "a",
+                " ",
+                "\t",
+                "\n",
+                "\r",
+                "/",
+                "*",
+                '"',
+                "'",
+                "\\",
+                "R",
+                "u8",
+                "L",
+                "(",
+                ")",
+                "#",
+                "include",
+                "<",
+                ">",
+                "1",
+                "x(",
+                ")x",
+                "kCUDA",
+            ]
+        ),
+        max_size=60,
+    ).map("".join)
+)
+def test_the_fast_stripper_equals_the_plain_one(text: str) -> None:
+    assert strip_c(text) == _plain_strip(text)
+
+
 @pytest.mark.parametrize(
     "line",
     [
@@ -325,3 +411,37 @@ def test_globs_use_git_wildmatch_semantics() -> None:
     negated = GlobSet(["**/*.h", "!gen/**"])
     assert negated.match("a/b.h") and not negated.match("gen/b.h")
     assert not GlobSet([]).match("a.h")
+
+
+@pytest.mark.parametrize(
+    ("include", "exclude"),
+    [
+        (["**/*.h", "**/*.cc"], ["**/cuda/**", "third_party/**"]),
+        (["**/*.h"], []),
+        (["src/**"], ["!src/keep/**", "src/**/gen/**"]),
+        (["**/*.h", "!x/**"], ["y/**"]),
+        ([], []),
+    ],
+)
+def test_a_ratchets_scope_is_include_minus_exclude(include: list[str], exclude: list[str]) -> None:
+    cfg = {
+        "ratchets": {
+            "r": {"kind": "pattern", "include": include, "exclude": exclude, "buckets": {"b": "x"}}
+        }
+    }
+    (ratchet,) = engine.load(cfg, None)
+    inc, exc = GlobSet(include), GlobSet(exclude)
+    for path in [
+        "a.h",
+        "src/a.h",
+        "src/keep/a.h",
+        "src/x/gen/a.h",
+        "a/cuda/b.h",
+        "x/a.h",
+        "y/a.h",
+        "third_party/q.h",
+        "b.cc",
+        "cuda/z.cc",
+        "src/a.txt",
+    ]:
+        assert ratchet.selects(path) == (inc.match(path) and not exc.match(path)), path

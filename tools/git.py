@@ -311,6 +311,7 @@ class Git:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
+            bufsize=1 << 18,  # fewer, larger reads: a tree's blobs run to many megabytes
         )
         assert proc.stdin is not None and proc.stdout is not None
         stdin, stdout = proc.stdin, proc.stdout
@@ -363,11 +364,13 @@ class Git:
         rev: str | None = None,
         cached: bool = False,
         exclude: Sequence[str] = (),
+        pathspecs: Sequence[str] = (),
     ) -> set[str]:
         """Paths of the files that contain any of ``literals`` (fixed strings, none holding a
         newline): in ``rev``'s tree, in the index (``cached``) or in the working tree's
         tracked files. One multi-threaded ``git grep -F``; every file is read as text
-        (``-a``), so attributes cannot hide one. ``exclude``: literal paths left out."""
+        (``-a``), so attributes cannot hide one. ``pathspecs`` (git pathspecs, magic
+        allowed) limit the search; ``exclude``: literal paths left out."""
         if not literals:
             return set()
         args = ["grep", "-a", "-l", "-z", "-F", "--no-color", "--full-name"]
@@ -378,6 +381,7 @@ class Git:
         elif cached:
             args.append("--cached")
         args.append("--")
+        args += list(pathspecs)
         args += [f":(exclude,literal){path}" for path in exclude]
         prefix = f"{rev}:".encode() if rev else b""
         _, out = self.run(*args, ok=(0, 1))
@@ -397,6 +401,28 @@ class Git:
         """Every file entry of ``rev``'s tree."""
         raw = self.out("ls-tree", "-r", "-z", "--full-tree", rev)
         return list(_parse_ls(raw, staged=False))
+
+    def file_modes(self, rev: str | None = None) -> dict[str, tuple[bytes, bytes]]:
+        """path -> (mode, object id), both as git prints them, of every file entry of
+        ``rev``'s tree, or of the index's stage-0 entries when ``rev`` is None: the lean
+        listing a whole-tree count needs (no object per entry)."""
+        out: dict[str, tuple[bytes, bytes]] = {}
+        if rev is not None:
+            raw = self.out("ls-tree", "-r", "-z", "--full-tree", rev)
+            for rec in raw.split(b"\0"):
+                if rec:
+                    meta, _, path = rec.partition(b"\t")
+                    mode, kind, sha = meta.split(b" ")
+                    if kind == b"blob":
+                        out[path.decode(_ENC, _ERRORS)] = (mode, sha)
+            return out
+        for rec in self.out("ls-files", "-s", "-z").split(b"\0"):
+            if rec:
+                meta, _, path = rec.partition(b"\t")
+                mode, sha, stage = meta.split(b" ")
+                if stage == b"0":
+                    out[path.decode(_ENC, _ERRORS)] = (mode, sha)
+        return out
 
     def index_entries(self) -> list[TreeEntry]:
         """Every stage-0 entry of the index (what ``--staged`` judges)."""

@@ -28,7 +28,8 @@ _BODY = {
     '"': re.compile(r'[^"\\\n]*(?:\\[\s\S][^"\\\n]*)*'),
     "'": re.compile(r"[^'\\\n]*(?:\\[\s\S][^'\\\n]*)*"),
 }
-_INCLUDE = re.compile(r"[ \t]*#[ \t]*(?:include_next|include|import)[ \t]*([<\"])")
+_DIRECTIVE = re.compile(r"#[ \t]*(?:include_next|include|import)[ \t]*([<\"])")
+_BLANKS = re.compile(r"[ \t]*")
 _RAW_DELIM_MAX = 16
 
 
@@ -43,17 +44,30 @@ def blank(segment: str) -> str:
     return "\n".join(" " * len(part) for part in segment.split("\n"))
 
 
-def _include_span(text: str, line_start: int) -> tuple[int, int] | None:
-    """The operand of an include directive starting at ``line_start``, as a span."""
-    m = _INCLUDE.match(text, line_start)
-    if m is None:
-        return None
-    start = m.start(1)
-    eol = text.find("\n", start)
-    if eol < 0:
-        eol = len(text)
-    close = text.find(">" if m.group(1) == "<" else '"', start + 1, eol)
-    return start, (close + 1 if close >= 0 else eol)
+def include_spans(text: str, stop: int | None = None) -> list[tuple[int, int]]:
+    """The operands of the include directives (``#`` first on its line, blanks aside) that
+    start before ``stop``, as spans in order: from the opening ``"`` or ``<`` through the
+    closing one, or to the end of the line when it is not closed."""
+    spans: list[tuple[int, int]] = []
+    if "#" not in text:
+        return spans
+    n = len(text)
+    line_start, scanned, first = 0, 0, -1  # first: where the current line's text begins
+    for m in _DIRECTIVE.finditer(text, 0, n if stop is None else stop):
+        h = m.start()
+        nl = text.rfind("\n", scanned, h)  # each stretch is searched once: linear
+        scanned = h
+        if nl >= 0 or first < 0:
+            line_start = nl + 1 if nl >= 0 else line_start
+            first = _BLANKS.match(text, line_start).end()
+        if h != first:
+            continue
+        q = m.start(1)
+        eol = text.find("\n", q)
+        eol = n if eol < 0 else eol
+        close = text.find(">" if m.group(1) == "<" else '"', q + 1, eol)
+        spans.append((q, close + 1 if close >= 0 else eol))
+    return spans
 
 
 def _char_prefix(text: str, p: int) -> bool:
@@ -109,60 +123,58 @@ def strip_c(text: str, upto: int | None = None) -> str:
 
     ``upto``: only the part before this index is needed; the scan stops at the first
     comment or literal that starts at or after it (the rest is returned as it is)."""
-    out: list[str] = []
-    copied = 0  # text[:copied] is already in out
-    i = 0
     n = len(text)
-    line_start = 0
-    newline_scanned = 0  # newlines before this index are accounted for in line_start
-    keep_line = -1
-    keep: tuple[int, int] | None = None
-    search = _SPECIAL.search
     stop = n if upto is None else upto
+    spans = include_spans(text, stop)
+    nspans, si = len(spans), 0
+    out: list[str] = []
+    push = out.append
+    copied = i = 0  # text[:copied] is already in out; the next search starts at i
+    search = _SPECIAL.search
+    find = text.find
     while True:
         m = search(text, i, stop)
         if m is None:
             break
         p = m.start()
-        nl = text.rfind("\n", newline_scanned, p)
-        if nl >= 0:
-            line_start = nl + 1
-        newline_scanned = p
-        if keep_line != line_start:
-            keep_line = line_start
-            first = text[line_start : line_start + 1]
-            keep = _include_span(text, line_start) if first in (" ", "\t", "#") else None
-        if keep is not None and keep[0] <= p < keep[1]:
-            i = keep[1]
+        while si < nspans and spans[si][1] <= p:
+            si += 1
+        if si < nspans and spans[si][0] <= p:
+            i = spans[si][1]  # inside an include operand: kept as written
             continue
-        tok = m.group()
-        if tok == "//":
-            end = _line_comment_end(text, p)
-            out.append(text[copied:p])
-            out.append(blank(text[p:end]))
-        elif tok == "/*":
-            close = text.find("*/", p + 2)
-            end = n if close < 0 else close + 2
-            out.append(text[copied:p])
-            out.append(blank(text[p:end]))
+        c = text[p]
+        if c == "/":
+            if text[p + 1] == "/":
+                end = find("\n", p)
+                if end < 0:
+                    end = n
+                elif text[end - 1] in "\\\r":  # maybe a splice: the careful way
+                    end = _line_comment_end(text, p)
+            else:
+                end = find("*/", p + 2)
+                end = n if end < 0 else end + 2
+            push(text[copied:p])
+            push(blank(text[p:end]))
         else:
-            if tok == "'" and not _char_prefix(text, p):
+            if c == "'" and p and not _char_prefix(text, p):
                 i = p + 1  # a digit separator or an apostrophe inside a word
                 continue
-            raw = _raw_string_end(text, p) if tok == '"' else None
+            raw = _raw_string_end(text, p) if c == '"' and p and text[p - 1] == "R" else None
             if raw is not None:
                 end = raw[0]
                 inner_end = end - 1 if raw[1] else end
             else:
-                body = _BODY[tok].match(text, p + 1)
-                inner_end = body.end() if body is not None else p + 1
-                closed = inner_end < n and text[inner_end] == tok
-                end = inner_end + 1 if closed else inner_end
-            out.append(text[copied : p + 1])
-            out.append(blank(text[p + 1 : inner_end]))
-            out.append(text[inner_end:end])
+                inner_end = _BODY[c].match(text, p + 1).end()
+                end = inner_end + 1 if inner_end < n and text[inner_end] == c else inner_end
+            push(text[copied : p + 1])
+            push(
+                " " * (inner_end - p - 1)
+                if inner_end - p < 3 or "\n" not in text[p:inner_end]
+                else blank(text[p + 1 : inner_end])
+            )
+            push(text[inner_end:end])
         copied = i = end
     if not out:
         return text
-    out.append(text[copied:])
+    push(text[copied:])
     return "".join(out)

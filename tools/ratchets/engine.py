@@ -13,7 +13,6 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from tools import index_table
 from tools.config import is_repo_relative
 from tools.errors import UsageError
 from tools.git import decode
@@ -48,12 +47,22 @@ class Ratchet:
     path: str | None = None  # markdown: the file
     paragraph_max: int = md_kind.PARAGRAPH_MAX
     cell_max: int = md_kind.CELL_MAX
+    _scope: Any = field(default=None, repr=False, compare=False)
 
     def selects(self, path: str) -> bool:
         if self.kind == "markdown":
             return path == self.path
-        assert self.include is not None and self.exclude is not None
-        return self.include.match(path) and not self.exclude.match(path)
+        if self._scope is None:
+            assert self.include is not None and self.exclude is not None
+            inc, exc = self.include.one_regex(), self.exclude.one_regex()
+            if inc is not None and (exc is not None or not self.exclude):
+                # include and not exclude, as one regex: one call per path
+                text = inc if exc is None else f"(?!{exc})(?:{inc})"
+                self._scope = re.compile(text, re.DOTALL).match
+            else:
+                include, exclude = self.include, self.exclude
+                self._scope = lambda p: include.match(p) and not exclude.match(p)
+        return bool(self._scope(path))
 
 
 @dataclass(frozen=True)
@@ -234,6 +243,8 @@ def unarmed(ratchet: Ratchet) -> dict[str, list[str]]:
 # -- counting -----------------------------------------------------------------------------------
 def known_tags(tree: Tree, index_path: str) -> tuple[set[str], set[int]]:
     """(row ids, issue numbers) of the issue index as ``tree`` holds it."""
+    from tools import index_table  # only when some file holds a marker
+
     raw = tree.read(index_path)
     if raw is None:
         return set(), set()
@@ -270,16 +281,34 @@ def _probes(ratchet: Ratchet) -> list[str] | None:
     return out
 
 
+def _pathspecs(ratchets: list[Ratchet]) -> list[str] | None:
+    """Git pathspecs covering the include globs of ``ratchets`` (None: search everything)."""
+    out: list[str] = []
+    for r in ratchets:
+        assert r.include is not None
+        specs = r.include.pathspecs()
+        if not specs:
+            return None
+        out += specs
+    return list(dict.fromkeys(out))
+
+
 class _Background:
     """``tree.may_contain`` run on a thread (git does the work; the GIL is free meanwhile)."""
 
-    def __init__(self, tree: Tree, literals: list[str]):
+    def __init__(
+        self,
+        tree: Tree,
+        literals: list[str],
+        paths: list[str] | None,
+        pathspecs: list[str] | None,
+    ):
         self._value: set[str] = set()
         self._error: BaseException | None = None
 
         def work() -> None:
             try:
-                self._value = tree.may_contain(literals)
+                self._value = tree.may_contain(literals, paths, pathspecs)
             except BaseException as exc:  # noqa: BLE001 - re-raised on the caller's thread
                 self._error = exc
 
@@ -310,21 +339,24 @@ def count(
             if found is not None:
                 filtered.add(r.name)
                 literals.update(dict.fromkeys(found))
-    # In a commit or the index, git searches while the tree is listed and matched to globs.
-    search = _Background(tree, list(literals)) if filtered and tree.in_git else None
+    pathspecs = _pathspecs([r for r in ratchets if r.name in filtered])
+    # git searches on a thread while the tree is listed and matched to the globs (on disk,
+    # once the listing says which folders are symlinks and must be left out).
+    search = None
+    if filtered and tree.in_git:
+        search = _Background(tree, list(literals), None, pathspecs)
+    paths = tree.paths()
+    if filtered and not tree.in_git:
+        search = _Background(tree, list(literals), paths, pathspecs)
     scope: dict[str, list[Ratchet]] = {}
-    for path in tree.paths():
+    for path in paths:
         for r in ratchets:
             if r.selects(path):
                 scope.setdefault(path, []).append(r)
                 results[r.name].files += 1
     wanted: dict[str, list[Ratchet]] = scope
-    if filtered:
-        if search is not None:
-            candidates = search.result()
-        else:
-            listed = [p for p, rs in scope.items() if any(r.name in filtered for r in rs)]
-            candidates = tree.may_contain(list(literals), listed)
+    if search is not None:
+        candidates = search.result()
         wanted = {}
         for path, rs in scope.items():
             keep = [r for r in rs if r.name not in filtered or path in candidates]

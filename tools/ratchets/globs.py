@@ -39,8 +39,29 @@ class GlobSet:
         if compiled and all(inc for inc, _ in compiled):
             self._one = re.compile("|".join(f"(?:{t})" for _, t in compiled), re.DOTALL)
 
+    def pathspecs(self) -> list[str] | None:
+        """Git pathspecs selecting at least every path this set matches (for narrowing a
+        ``git grep``), or None when a glob does not translate (a negation)."""
+        out: list[str] = []
+        for glob in self.globs:
+            if glob.startswith("!"):
+                return None
+            body = glob.rstrip("/")
+            if not body or glob.startswith("#"):
+                continue
+            if "/" not in body:
+                body = "**/" + body  # no slash: matches at any depth, as in a .gitignore
+            body = body.lstrip("/")
+            # A glob that names a folder matches everything under it.
+            out += [f":(glob){body}", f":(glob){body}/**"]
+        return out
+
     def __bool__(self) -> bool:
         return bool(self._ordered)
+
+    def one_regex(self) -> str | None:
+        """The set as one regex text (None when a glob is negated: order matters then)."""
+        return self._one.pattern if self._one is not None else None
 
     def match(self, path: str) -> bool:
         if self._one is not None:

@@ -14,9 +14,6 @@ lines are classified with string operations (:mod:`tools.markdown`).
 
 from __future__ import annotations
 
-from tools import markdown as md
-from tools.index_table import split_cells
-
 BUCKETS = ("chars", "h2_sections", "long_paragraphs", "oversized_cells")
 PARAGRAPH_MAX = 800
 CELL_MAX = 220
@@ -31,6 +28,10 @@ def measure(
 ) -> tuple[dict[str, int], dict[str, list[tuple[int, str]]]]:
     """(counts, sites): the four counts and, for the three that have sites, each site as
     (line, text that identifies it across versions)."""
+    # Loaded here: a repository without a markdown ratchet never pays for them.
+    from tools import markdown as md
+    from tools.index_table import split_cells
+
     lines = md.split_lines(text)
     mask = md.code_mask(lines)
     found = md.headings(lines, mask)

@@ -109,11 +109,13 @@ class Needs:
     def __init__(self, clauses: tuple[tuple[str, ...], ...] = (), anchor: str | None = None):
         self.clauses = clauses
         self.anchor = anchor
-        self._bytes = tuple(
-            tuple(lit.encode("utf-8", "surrogateescape") for lit in clause) for clause in clauses
-        )
         ranked = sorted(enumerate(clauses), key=lambda ic: (_selectivity(ic[1]), ic[0]))
         self.probe: tuple[str, ...] | None = ranked[-1][1] if ranked else None
+        # The likely rarest clause first: a file that lacks it is rejected after one search.
+        self._bytes = [
+            tuple(lit.encode("utf-8", "surrogateescape") for lit in clause)
+            for _, clause in reversed(ranked)
+        ]
 
     def __repr__(self) -> str:
         return f"Needs({self.clauses!r}, anchor={self.anchor!r})"
@@ -122,7 +124,13 @@ class Needs:
         return all(any(lit in text for lit in clause) for clause in self.clauses)
 
     def holds_bytes(self, data: bytes) -> bool:
-        return all(any(lit in data for lit in clause) for clause in self._bytes)
+        for clause in self._bytes:
+            for lit in clause:
+                if lit in data:
+                    break
+            else:
+                return False
+        return True
 
 
 def required(pattern: str) -> Needs:

@@ -18,6 +18,7 @@ from tools.errors import UsageError
 from tools.git import Git, encode
 
 _REGULAR_MODES = ("100644", "100755")
+_REGULAR = (b"100644", b"100755")
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # a FIFO must not hang the read
 _OPEN_FLAGS = os.O_RDONLY | _O_NOFOLLOW | _O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
@@ -30,7 +31,7 @@ class Tree:
         self.git = git
         self.rev = rev
         self.staged = staged
-        self._entries: dict[str, tuple[str, str]] | None = None  # path -> (mode, sha)
+        self._entries: dict[str, tuple[bytes, bytes]] | None = None  # path -> (mode, sha)
         self._modes: dict[str, str] | None = None  # the working tree's index modes
         self._dirs: dict[str, bool] = {"": True}
         self.skipped_links = 0
@@ -42,22 +43,16 @@ class Tree:
         return "the index" if self.staged else "the working tree"
 
     # -- which files ---------------------------------------------------------------------------
-    def _load(self) -> dict[str, tuple[str, str]]:
+    def _load(self) -> dict[str, tuple[bytes, bytes]]:
         if self._entries is None:
-            if self.rev:
-                entries = self.git.tree(self.rev)
-            elif self.staged:
-                entries = self.git.index_entries()
-            else:
-                entries = []
-            self._entries = {e.path: (e.mode, e.sha) for e in entries}
+            self._entries = self.git.file_modes(self.rev) if self.in_git else {}
         return self._entries
 
     def paths(self) -> list[str]:
         """The tracked paths of this tree that may hold a file (links and submodules of the
         index or a commit left out; on disk a path is judged when it is read)."""
         if self.rev or self.staged:
-            return [p for p, (mode, _) in self._load().items() if mode in _REGULAR_MODES]
+            return [p for p, (mode, _) in self._load().items() if mode in _REGULAR]
         if self._modes is None:
             self._modes = self.git.tracked_modes()
         return list(self._modes)
@@ -67,7 +62,12 @@ class Tree:
         """Whether the files are read from git's objects (a commit or the index)."""
         return bool(self.rev or self.staged)
 
-    def may_contain(self, literals: list[str], paths: list[str] | None = None) -> set[str]:
+    def may_contain(
+        self,
+        literals: list[str],
+        paths: list[str] | None = None,
+        pathspecs: list[str] | None = None,
+    ) -> set[str]:
         """The paths whose file holds one of ``literals``: a superset of the files holding a
         site (what a prefilter needs), found by one multi-threaded ``git grep -F``.
 
@@ -76,13 +76,13 @@ class Tree:
         repository is read), and a path the index holds as something other than a regular
         file is kept for the careful reader to judge."""
         if self.rev:
-            return self.git.grep_files(literals, rev=self.rev)
+            return self.git.grep_files(literals, rev=self.rev, pathspecs=pathspecs or ())
         if self.staged:
-            return self.git.grep_files(literals, cached=True)
+            return self.git.grep_files(literals, cached=True, pathspecs=pathspecs or ())
         paths = self.paths() if paths is None else paths
         bad = sorted({d for d in (p.rpartition("/")[0] for p in paths) if not self._dir_ok(d)})
         outermost = [d for d in bad if not any(d.startswith(o + "/") for o in bad if o != d)]
-        found = self.git.grep_files(literals, exclude=outermost)
+        found = self.git.grep_files(literals, exclude=outermost, pathspecs=pathspecs or ())
         modes = self._modes or {}
         odd = {p for p in paths if modes.get(p) not in _REGULAR_MODES}
         return found | odd
@@ -95,8 +95,8 @@ class Tree:
             by_sha: dict[str, list[str]] = {}
             for path in paths:
                 found = entries.get(path)
-                if found is not None and found[0] in _REGULAR_MODES:
-                    by_sha.setdefault(found[1], []).append(path)
+                if found is not None and found[0] in _REGULAR:
+                    by_sha.setdefault(found[1].decode("ascii"), []).append(path)
             for sha, data in self.git.blobs(by_sha):
                 if data is None:
                     raise UsageError(f"object {sha} of {self.label} cannot be read")
@@ -114,9 +114,10 @@ class Tree:
             found = self._load().get(path)
             if found is None:
                 return None
-            if found[0] not in _REGULAR_MODES:
+            if found[0] not in _REGULAR:
                 raise UsageError("is not a regular file in " + self.label, where=path)
-            return next((data for _, data in self.git.blobs([found[1]]) if data is not None), None)
+            sha = found[1].decode("ascii")
+            return next((data for _, data in self.git.blobs([sha]) if data is not None), None)
         return self._read_disk(path, strict=True)
 
     def _dir_ok(self, rel_dir: str) -> bool:
