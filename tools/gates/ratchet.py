@@ -139,7 +139,9 @@ def run(ctx: Context) -> GateResult:
         result.add("ratchet-absent", "no ratchet is configured (config `ratchets` is empty)")
         return result
     tree = tree_for(ctx)
-    counts, tstats = engine.count(tree, ratchets, ctx.config["index"]["path"])
+    counts, tstats = engine.count(
+        tree, ratchets, ctx.config["index"]["path"], keep=[r.baseline for r in ratchets]
+    )
     regressed: list[tuple[Ratchet, str, int, int]] = []
     per_ratchet: dict[str, Any] = {}
     for ratchet in ratchets:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -323,13 +324,19 @@ class _Background:
 
 
 def count(
-    tree: Tree, ratchets: list[Ratchet], index_path: str, *, prefilter: bool = True
+    tree: Tree,
+    ratchets: list[Ratchet],
+    index_path: str,
+    *,
+    prefilter: bool = True,
+    keep: Sequence[str] = (),
 ) -> tuple[dict[str, Count], TreeStats]:
     """Count every ratchet over ``tree`` in one pass (each file read once).
 
     ``prefilter``: ask git for the files that hold a bucket's literal first and read only
     those (the fast path); False reads every selected file (the plain path, which the tests
-    use as the oracle of the fast one)."""
+    use as the oracle of the fast one). ``keep``: small files the caller reads next (the
+    baselines), fetched in the same pass."""
     results = {r.name: Count(r, counts={b: 0 for b in r.buckets}) for r in ratchets}
     literals: dict[str, None] = {}
     filtered: set[str] = set()
@@ -359,16 +366,16 @@ def count(
         candidates = search.result()
         wanted = {}
         for path, rs in scope.items():
-            keep = [r for r in rs if r.name not in filtered or path in candidates]
-            if keep:
-                wanted[path] = keep
+            chosen = [r for r in rs if r.name not in filtered or path in candidates]
+            if chosen:
+                wanted[path] = chosen
     # (ratchet, path, bucket) -> sites; (ratchet, path) -> markers, before tags are judged
     raw_sites: dict[str, dict[str, dict[str, list[tuple[int, str]]]]] = {
         r.name: {} for r in ratchets
     }
     raw_markers: dict[str, dict[str, list[tuple[int, str]]]] = {r.name: {} for r in ratchets}
     stats = TreeStats()
-    for path, data in tree.read_many(list(wanted)):
+    for path, data in tree.read_many(list(wanted), [*keep, index_path]):
         stats.files += 1
         if is_binary(data):
             stats.binary += 1

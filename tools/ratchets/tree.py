@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from tools.errors import UsageError
@@ -33,6 +33,7 @@ class Tree:
         self.staged = staged
         self._entries: dict[str, tuple[bytes, bytes]] | None = None  # path -> (mode, sha)
         self._modes: dict[str, str] | None = None  # the working tree's index modes
+        self._kept: dict[str, bytes] = {}  # small files read along with the others
         self._dirs: dict[str, bool] = {"": True}
         self.skipped_links = 0
 
@@ -88,20 +89,26 @@ class Tree:
         return found | odd
 
     # -- reading -------------------------------------------------------------------------------
-    def read_many(self, paths: list[str]) -> Iterator[tuple[str, bytes]]:
-        """(path, bytes) for each path that is a regular file of this tree."""
+    def read_many(self, paths: list[str], keep: Sequence[str] = ()) -> Iterator[tuple[str, bytes]]:
+        """(path, bytes) for each path that is a regular file of this tree. ``keep``: small
+        files read in the same pass and kept for :meth:`read` (baselines, the index)."""
         if self.rev or self.staged:
             entries = self._load()
             by_sha: dict[str, list[str]] = {}
-            for path in paths:
+            for path in [*keep, *paths]:
                 found = entries.get(path)
                 if found is not None and found[0] in _REGULAR:
                     by_sha.setdefault(found[1].decode("ascii"), []).append(path)
+            kept = set(keep)
+            wanted = set(paths)
             for sha, data in self.git.blobs(by_sha):
                 if data is None:
                     raise UsageError(f"object {sha} of {self.label} cannot be read")
                 for path in by_sha[sha]:
-                    yield path, data
+                    if path in kept:
+                        self._kept[path] = data
+                    if path in wanted:
+                        yield path, data
             return
         for path in paths:
             data = self._read_disk(path)
@@ -116,6 +123,8 @@ class Tree:
                 return None
             if found[0] not in _REGULAR:
                 raise UsageError("is not a regular file in " + self.label, where=path)
+            if path in self._kept:
+                return self._kept[path]
             sha = found[1].decode("ascii")
             return next((data for _, data in self.git.blobs([sha]) if data is not None), None)
         return self._read_disk(path, strict=True)
