@@ -448,6 +448,7 @@ def test_a_detector_that_misses_an_example_or_hits_a_counter_example_is_unarmed(
     assert "dl.broken does not count its example" in text
     assert "dl.loose counts its counter example" in text
     assert "ratchets.dl.buckets.broken" in text
+    assert {f["path"] for f in unarmed} == {".agents/protocol.yaml"}
     # No silent zero: tighten refuses to write from an unarmed detector.
     tight = repo.tools("ratchet", "tighten")
     assert tight.exit_code == 1 and "unarmed" in tight.stdout
@@ -592,3 +593,41 @@ def test_this_repository_passes_its_own_ratchets() -> None:
     assert run.exit_code == 0, run.stdout
     names = set(run.json()["gates"][0]["stats"]["ratchets"])
     assert {"torch-import", "device-leakage"} <= names
+
+
+NO_LITERAL = """\
+ratchets:
+  calls:
+    kind: pattern
+    include: ["**/*.py"]
+    buckets:
+      bare_call: {regex: '^\\w+\\(\\)$', examples: ["run()"], counter_examples: ["x = run()"]}
+    allow_marker: '(?P<tag>[A-Z][0-9]+)!'
+"""
+
+
+def test_a_bucket_without_literals_is_matched_on_every_line(repo: Repo) -> None:
+    repo.commit(
+        "Start\n\nBody.\n",
+        {
+            ".agents/protocol.yaml": NO_LITERAL,
+            IDX: INDEX,
+            "a.py": "run()\nx = run()\n# F1!\ngo()\n",
+            "b.py": "stop()\n",
+        },
+    )
+    run = check(repo, "--rev", "HEAD")
+    assert counts(run, "calls") == {"bare_call": 2}
+    assert [f["line"] for f in findings(run, "ratchet-exempt")] == [4]
+
+
+def test_the_index_of_a_repository_without_commits(repo: Repo) -> None:
+    repo.write("src/a.cc", "auto d = kCUDA;\n")
+    repo.git("add", "src/a.cc")
+    run = check(repo, "--staged")
+    assert run.exit_code == 1
+    assert rules(run) == ["baseline-missing"]
+    repo.write(BASELINE, json.dumps({"ratchet": "device-leakage", "buckets": {"kcuda": 0}}))
+    repo.git("add", BASELINE)
+    (reg,) = findings(check(repo, "--staged"), "ratchet-regression")
+    assert "new sites unknown" in reg["message"]

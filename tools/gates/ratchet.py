@@ -10,6 +10,7 @@ the reason): nothing else the gate judges depends on the base.
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from typing import Any
 
@@ -144,6 +145,8 @@ def run(ctx: Context) -> GateResult:
     )
     regressed: list[tuple[Ratchet, str, int, int]] = []
     per_ratchet: dict[str, Any] = {}
+    source = ctx.config_source
+    config_path = source if source and not os.path.isabs(source) else None
     for ratchet in ratchets:
         res = counts[ratchet.name]
         base = read_baseline(tree, ratchet)
@@ -154,6 +157,7 @@ def run(ctx: Context) -> GateResult:
                     "ratchet-unarmed",
                     f"{ratchet.name}.{bucket} {problem}: its count cannot be trusted "
                     f"({ratchet.where}.buckets.{bucket})",
+                    path=config_path,
                 )
         for use in res.unknown_tags:
             result.add(
@@ -230,7 +234,7 @@ def run(ctx: Context) -> GateResult:
     result.stats.update(
         {
             "tree": tree.label,
-            "files": tstats.files,
+            "files_read": tstats.files,
             "binary_skipped": tstats.binary,
             "symlinks_skipped": tree.skipped_links,
             "ratchets": per_ratchet,
