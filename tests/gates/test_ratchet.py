@@ -631,3 +631,21 @@ def test_the_index_of_a_repository_without_commits(repo: Repo) -> None:
     repo.git("add", BASELINE)
     (reg,) = findings(check(repo, "--staged"), "ratchet-regression")
     assert "new sites unknown" in reg["message"]
+
+
+def test_a_failing_prefilter_falls_back_to_reading_every_file(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tools.git import GitError
+
+    start(repo, {"src/a.cc": "auto d = kCUDA;\n", "src/b.cc": CLEAN})
+
+    def broken(*args: object, **kwargs: object) -> set[str]:
+        raise GitError("git grep failed")
+
+    monkeypatch.setattr(Git, "grep_files", broken)
+    for args in ((), ("--rev", "HEAD")):
+        run = check(repo, *args)
+        assert run.exit_code == 0, run.stdout
+        assert counts(run)["kcuda"] == 1
+        assert gate(run)["stats"]["files_read"] == 2

@@ -16,7 +16,7 @@ from typing import Any
 
 from tools.config import is_repo_relative
 from tools.errors import UsageError
-from tools.git import decode
+from tools.git import GitError, decode
 from tools.ratchets import baseline as baseline_mod
 from tools.ratchets import markdown as md_kind
 from tools.ratchets.globs import GlobSet
@@ -362,8 +362,13 @@ def count(
                 scope.setdefault(path, []).append(r)
                 results[r.name].files += 1
     wanted: dict[str, list[Ratchet]] = scope
+    candidates: set[str] | None = None
     if search is not None:
-        candidates = search.result()
+        try:
+            candidates = search.result()
+        except GitError:
+            candidates = None  # the prefilter is an optimisation: fall back to reading all
+    if candidates is not None:
         wanted = {}
         for path, rs in scope.items():
             chosen = [r for r in rs if r.name not in filtered or path in candidates]
