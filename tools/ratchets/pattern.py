@@ -31,11 +31,11 @@ with warnings.catch_warnings():
         import sre_constants as _sre_c  # type: ignore[no-redef]
         import sre_parse as _sre_p  # type: ignore[no-redef]
 
-BINARY_PROBE = 8192
+BINARY_PROBE = 8000  # what git itself inspects
 
 
 def is_binary(data: bytes) -> bool:
-    """git's heuristic (``git grep`` skips such files too): a NUL in the first 8 KiB."""
+    """git's heuristic (``git grep`` skips such files too): a NUL in the first 8,000 bytes."""
     return b"\0" in data[:BINARY_PROBE]
 
 
