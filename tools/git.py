@@ -10,8 +10,10 @@ paths with rename detection, ``-z``), blobs at a revision through one persistent
 from __future__ import annotations
 
 import os
+import subprocess
 import tempfile
-from collections.abc import Iterator, Sequence
+import threading
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -365,6 +367,100 @@ class Git:
             return None
         return (sha.decode("ascii"), int(size)) if kind == b"blob" else None
 
+    def blobs(self, shas: Iterable[str]) -> Iterator[tuple[str, bytes | None]]:
+        """The contents of many objects, in request order, from one ``git cat-file --batch
+        --buffer`` process (never a process per object): (sha, bytes), or (sha, None) for an
+        object that is missing. A thread feeds the requests while this one reads, so neither
+        side can block the other on a full pipe."""
+        wanted = list(shas)
+        if not wanted:
+            return
+        proc = subprocess.Popen(
+            ["git", "cat-file", "--batch", "--buffer"],
+            cwd=self.root,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            bufsize=1 << 18,  # fewer, larger reads: a tree's blobs run to many megabytes
+        )
+        assert proc.stdin is not None and proc.stdout is not None
+        stdin, stdout = proc.stdin, proc.stdout
+
+        def feed() -> None:
+            try:
+                stdin.write("".join(f"{sha}\n" for sha in wanted).encode("ascii"))
+            except (BrokenPipeError, OSError):
+                pass  # the reader reports what is missing
+            finally:
+                try:
+                    stdin.close()
+                except OSError:
+                    pass
+
+        writer = threading.Thread(target=feed, daemon=True)
+        writer.start()
+        try:
+            for sha in wanted:
+                header = stdout.readline()
+                if not header:
+                    raise GitError(f"git cat-file --batch ended early (at {sha})")
+                parts = header.split()
+                if len(parts) != 3:
+                    yield sha, None  # "<sha> missing" (or ambiguous)
+                    continue
+                size = int(parts[2])
+                data = stdout.read(size)
+                stdout.read(1)  # the newline after the contents
+                yield sha, data
+        finally:
+            stdout.close()
+            writer.join()
+            proc.wait()
+
+    def tracked_modes(self) -> dict[str, str]:
+        """Every path the index tracks, once, with its mode (unmerged paths included, with
+        the mode of their first stage)."""
+        modes: dict[str, str] = {}
+        for rec in self.out("ls-files", "-s", "-z").split(b"\0"):
+            if rec:
+                meta, _, path = rec.partition(b"\t")
+                modes.setdefault(decode(path), meta.split(b" ", 1)[0].decode())
+        return modes
+
+    def grep_files(
+        self,
+        literals: Sequence[str],
+        *,
+        rev: str | None = None,
+        cached: bool = False,
+        exclude: Sequence[str] = (),
+        pathspecs: Sequence[str] = (),
+    ) -> set[str]:
+        """Paths of the files that contain any of ``literals`` (fixed strings, none holding a
+        newline): in ``rev``'s tree, in the index (``cached``) or in the working tree's
+        tracked files. One multi-threaded ``git grep -F``; every file is read as text
+        (``-a``), so attributes cannot hide one. ``pathspecs`` (git pathspecs, magic
+        allowed) limit the search; ``exclude``: literal paths left out."""
+        if not literals:
+            return set()
+        args = ["grep", "-a", "-l", "-z", "-F", "--no-color", "--full-name"]
+        for literal in literals:
+            args += ["-e", literal]
+        if rev:
+            args.append(rev)
+        elif cached:
+            args.append("--cached")
+        args.append("--")
+        args += list(pathspecs)
+        args += [f":(exclude,literal){path}" for path in exclude]
+        prefix = f"{rev}:".encode() if rev else b""
+        _, out = self.run(*args, ok=(0, 1))
+        found: set[str] = set()
+        for rec in out.split(b"\0"):
+            if rec:
+                found.add(decode(rec[len(prefix) :] if rec.startswith(prefix) else rec))
+        return found
+
     def staged_blob(self, path: str) -> bytes | None:
         return self.blob("", path)
 
@@ -375,6 +471,28 @@ class Git:
         """Every file entry of ``rev``'s tree."""
         raw = self.out("ls-tree", "-r", "-z", "--full-tree", rev)
         return list(_parse_ls(raw, staged=False))
+
+    def file_modes(self, rev: str | None = None) -> dict[str, tuple[bytes, bytes]]:
+        """path -> (mode, object id), both as git prints them, of every file entry of
+        ``rev``'s tree, or of the index's stage-0 entries when ``rev`` is None: the lean
+        listing a whole-tree count needs (no object per entry)."""
+        out: dict[str, tuple[bytes, bytes]] = {}
+        if rev is not None:
+            raw = self.out("ls-tree", "-r", "-z", "--full-tree", rev)
+            for rec in raw.split(b"\0"):
+                if rec:
+                    meta, _, path = rec.partition(b"\t")
+                    mode, kind, sha = meta.split(b" ")
+                    if kind == b"blob":
+                        out[path.decode(_ENC, _ERRORS)] = (mode, sha)
+            return out
+        for rec in self.out("ls-files", "-s", "-z").split(b"\0"):
+            if rec:
+                meta, _, path = rec.partition(b"\t")
+                mode, sha, stage = meta.split(b" ")
+                if stage == b"0":
+                    out[path.decode(_ENC, _ERRORS)] = (mode, sha)
+        return out
 
     def index_entries(self) -> list[TreeEntry]:
         """Every stage-0 entry of the index (what ``--staged`` judges)."""

@@ -18,6 +18,7 @@ from tools.cli import (
     links,
     numerics,
     preflight,
+    ratchet,
     spec,
 )
 from tools.cli.common import ConfigOpt, FormatOpt, RepoOpt, emit, new_app
@@ -45,7 +46,18 @@ def _globals(
     ctx.obj = {"repo": repo, "config": config, "fmt": fmt}
 
 
-for _module in (preflight, checks, commit_gates, docs, links, spec, config_cmd, ledgers, numerics):
+for _module in (
+    preflight,
+    checks,
+    commit_gates,
+    docs,
+    links,
+    spec,
+    ratchet,
+    config_cmd,
+    ledgers,
+    numerics,
+):
     _module.register(app)
 
 

@@ -21,7 +21,7 @@ GATES: dict[str, str | None] = {
     "trailers": "tools.gates.trailers",
     "style": "tools.gates.style",
     "docs": "tools.gates.docs",
-    "ratchet": None,
+    "ratchet": "tools.gates.ratchet",
     "now": "tools.gates.now",
     "spec": "tools.gates.spec",
     "links": "tools.gates.links",

@@ -1,0 +1,181 @@
+"""``tools ratchet check [NAME…]`` and ``tools ratchet tighten [NAME…]`` (SPEC §4.5).
+
+The counting engine loads inside the commands, so registering them costs start-up nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any
+
+import typer
+
+from tools.cli.common import EXIT_FAIL, command, emit, new_app
+from tools.errors import UsageError
+from tools.options import Options
+
+NamesArg = Annotated[
+    list[str] | None,
+    typer.Argument(
+        metavar="[NAME]...",
+        help="Ratchets to judge (default: every configured one).",
+        show_default=False,
+    ),
+]
+RevOpt = Annotated[
+    str | None,
+    typer.Option("--rev", help="Count this commit's tree (default: the working tree)."),
+]
+BaseOpt = Annotated[
+    str | None,
+    typer.Option("--base", help="Base ref for naming new sites (default: config `base`)."),
+]
+
+
+def _select(opts: Options, names: list[str] | None, rev: str | None, base: str | None) -> None:
+    if rev is not None and opts.staged:
+        raise UsageError("--rev and --staged name different trees; give one")
+    opts.base = base
+    opts.extra["ratchet"] = {"names": list(names or []), "rev": rev}
+
+
+def _per_file_table(stats: dict[str, Any]) -> str:
+    lines: list[str] = []
+    for name, info in (stats.get("ratchets") or {}).items():
+        per_file = info.get("per_file") or {}
+        lines.append(f"{name}: {len(per_file)} file(s) with counted sites")
+        for path in sorted(per_file):
+            counts = ", ".join(f"{b} {n}" for b, n in per_file[path].items())
+            lines.append(f"  {path}: {counts}")
+    return "\n".join(lines) + "\n" if lines else ""
+
+
+def register(app: typer.Typer) -> None:
+    ratchet = new_app("Counts that may only go down: pattern and markdown ratchets.")
+
+    @ratchet.command("check")
+    @command(check=True, staged=True)
+    def ratchet_check(
+        opts: Options,
+        names: NamesArg = None,
+        rev: RevOpt = None,
+        base: BaseOpt = None,
+        report: Annotated[
+            bool, typer.Option("--report", help="Add a per-file table of the counts.")
+        ] = False,
+    ) -> None:
+        """Count each ratchet's buckets over a whole tree and compare them with the
+        baselines: a rise names its new sites, a fall must be tightened in the same change."""
+        from tools import gates
+        from tools.context import Context
+        from tools.report import Report, render
+
+        _select(opts, names, rev, base)
+        opts.extra["ratchet"]["report"] = report
+        result = gates.run("ratchet", Context(opts))
+        out = Report([result])
+        emit(render(out, opts.fmt, summary=False))
+        if report and opts.fmt == "text":
+            emit(_per_file_table(result.stats))
+        raise typer.Exit(out.exit_code(fail_on_skip=opts.fail_on_skip))
+
+    @ratchet.command("tighten")
+    @command(staged=True)
+    def ratchet_tighten(opts: Options, names: NamesArg = None, rev: RevOpt = None) -> None:
+        """Lower the baselines to the current counts (create a missing one); refuse, writing
+        nothing, when any bucket would rise or a detector is unarmed (exit 1)."""
+        _select(opts, names, rev, None)
+        code = _tighten(opts)
+        raise typer.Exit(code)
+
+    app.add_typer(ratchet, name="ratchet")
+
+
+def _tighten(opts: Options) -> int:
+    from tools.context import Context
+    from tools.gates.ratchet import read_baseline, tree_for
+    from tools.ratchets import baseline as baseline_mod
+    from tools.ratchets import engine
+    from tools.ratchets.tree import Tree
+
+    ctx = Context(opts)
+    ratchets = engine.load(ctx.config, ctx.config_source, opts.extra["ratchet"]["names"])
+    tree = tree_for(ctx)
+    disk = Tree(ctx.git)  # the baseline files tighten rewrites
+    refusals: list[str] = []
+    for r in ratchets:
+        for bucket, problems in engine.unarmed(r).items():
+            refusals += [f"{r.name}.{bucket} is unarmed: it {p}" for p in problems]
+    plans: list[dict[str, Any]] = []
+    if not refusals:
+        counts, _ = engine.count(tree, ratchets, ctx.config["index"]["path"])
+        for r in ratchets:
+            before = read_baseline(disk, r)
+            now = dict(counts[r.name].counts)
+            if before is not None:
+                refusals += [
+                    f"{r.name}.{b} would rise from {before[b]} to {n}"
+                    for b, n in now.items()
+                    if b in before and n > before[b]
+                ]
+            plans.append({"ratchet": r, "before": before, "after": now})
+    if refusals:
+        _say(opts, "refused", [], refusals)
+        return EXIT_FAIL
+    done: list[dict[str, Any]] = []
+    for plan in plans:
+        r, before, after = plan["ratchet"], plan["before"], plan["after"]
+        written = before != after
+        if written:
+            baseline_mod.write(ctx.git.worktree_path(r.baseline), r.name, after)
+        done.append(
+            {
+                "ratchet": r.name,
+                "path": r.baseline,
+                "written": written,
+                "before": before,
+                "after": after,
+            }
+        )
+    _say(opts, "ok", done, [])
+    return 0
+
+
+def _say(opts: Options, status: str, done: list[dict[str, Any]], refusals: list[str]) -> None:
+    if opts.fmt == "json":
+        emit(
+            json.dumps(
+                {
+                    "schema": "tools.ratchet-tighten/1",
+                    "status": status,
+                    "ratchets": done,
+                    "refusals": refusals,
+                },
+                ensure_ascii=False,
+            )
+            + "\n"
+        )
+        return
+    lines: list[str] = []
+    if refusals:
+        lines.append("Refused, nothing written:")
+        lines += [f"  {why}" for why in refusals]
+        lines.append("A rise is fixed in the code, never by raising a baseline.")
+    for item in done:
+        before, after = item["before"], item["after"]
+        if before is None:
+            parts = [f"{b} {n}" for b, n in after.items()]
+            lines.append(f"{item['ratchet']}: created {item['path']} ({', '.join(parts)})")
+            continue
+        parts = [
+            f"{b} {before[b]} -> {n}"
+            if b in before and before[b] != n
+            else (f"{b} {n} (new)" if b not in before else f"{b} {n}")
+            for b, n in after.items()
+        ]
+        dropped = [b for b in before if b not in after]
+        if dropped:
+            parts.append("dropped " + ", ".join(dropped))
+        verb = "tightened" if item["written"] else "already tight"
+        lines.append(f"{item['ratchet']}: {verb} {item['path']} ({', '.join(parts)})")
+    emit("\n".join(lines) + "\n")

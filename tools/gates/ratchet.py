@@ -1,0 +1,275 @@
+"""ratchet: counts that may only go down (SPEC §4.5).
+
+Counts every configured ratchet over one whole tree (the working tree, the index with
+``--staged``, a commit's tree with ``--rev``) and compares each bucket with its baseline file
+as that same tree holds it. A rise names the sites that are new relative to the tree at
+``merge-base(base, head)``; the base tree is counted only when some bucket rose, and a base
+that does not resolve leaves the verdict intact (the new sites are then named unknown, with
+the reason): nothing else the gate judges depends on the base.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from typing import Any
+
+from tools.context import Context
+from tools.errors import UsageError
+from tools.ratchets import baseline as baseline_mod
+from tools.ratchets import engine
+from tools.ratchets.engine import Count, Ratchet, Site
+from tools.ratchets.tree import Tree
+from tools.report import GateResult, Rule, declare
+
+NAME = "ratchet"
+RULES = declare(
+    NAME,
+    [
+        Rule("ratchet-regression", "error", "a bucket counts more than its baseline"),
+        Rule(
+            "ratchet-stale",
+            "error",
+            "a bucket counts less than its baseline: lower it with `tools ratchet tighten`",
+        ),
+        Rule("baseline-missing", "error", "no baseline while a bucket counts above zero"),
+        Rule(
+            "allow-tag-unknown",
+            "error",
+            "an allow marker whose tag is neither a row id nor an issue number of the index",
+        ),
+        Rule("ratchet-exempt", "info", "a site exempted by an allow marker"),
+        Rule(
+            "ratchet-unarmed",
+            "error",
+            "a bucket misses one of its examples or counts a counter example",
+        ),
+        Rule("ratchet-absent", "info", "nothing to count: no ratchet, or no file in its scope"),
+    ],
+)
+
+_LIST_MAX = 20  # sites named in one finding's message
+
+
+def options(ctx: Context) -> dict[str, Any]:
+    """What the ratchet command asked for (``names``, ``rev``, ``report``)."""
+    return dict(ctx.opts.extra.get("ratchet") or {})
+
+
+def tree_for(ctx: Context) -> Tree:
+    """The tree this invocation counts."""
+    rev_ref = options(ctx).get("rev") or ctx.opts.commit or ctx.opts.head
+    if rev_ref:
+        sha = ctx.git.resolve(rev_ref)
+        if sha is None:
+            raise UsageError(f"--rev {rev_ref!r} does not resolve to a commit")
+        return Tree(ctx.git, rev=sha)
+    return Tree(ctx.git, staged=ctx.opts.staged)
+
+
+def read_baseline(tree: Tree, ratchet: Ratchet) -> dict[str, int] | None:
+    raw = tree.read(ratchet.baseline)
+    if raw is None:
+        return None
+    return baseline_mod.parse(raw, ratchet.baseline, ratchet.name)
+
+
+def _sites_text(sites: list[Site]) -> str:
+    named = ", ".join(f"{s.path}:{s.line}" for s in sites[:_LIST_MAX])
+    more = len(sites) - _LIST_MAX
+    return named + (f" … and {more} more" if more > 0 else "")
+
+
+class _Base:
+    """The tree at merge-base(base, head), counted on first need."""
+
+    def __init__(self, ctx: Context, tree: Tree, ratchets: list[Ratchet]):
+        self.ctx, self.tree, self.ratchets = ctx, tree, ratchets
+        self._done = False
+        self.reason: str | None = None
+        self.sha: str | None = None
+        self.counts: dict[str, Count] = {}
+
+    def _resolve(self) -> None:
+        ctx, git = self.ctx, self.ctx.git
+        ref = ctx.opts.base or ctx.config["base"]
+        base = git.resolve(ref)
+        if base is None:
+            self.reason = f"base {ref!r} does not resolve; fetch it or pass --base"
+            return
+        head = self.tree.rev or git.head()
+        if head is None:
+            self.reason = "HEAD is unborn: there is no history to compare with"
+            return
+        merge_base = git.merge_base(base, head)
+        if merge_base is None:
+            self.reason = (
+                f"shallow clone: the merge base of {ref} and the head is not fetched"
+                if git.is_shallow()
+                else f"{ref} and the head share no history"
+            )
+            return
+        self.sha = merge_base
+        base_tree = Tree(git, rev=merge_base)
+        self.counts, _ = engine.count(base_tree, self.ratchets, ctx.config["index"]["path"])
+
+    def new_sites(self, ratchet: Ratchet, bucket: str, now: list[Site]) -> list[Site] | None:
+        """The sites of ``now`` that the base tree lacks (None: unknown, see ``reason``).
+        Sites are matched by path and line text, so a site that only moved is not new."""
+        if not self._done:
+            self._done = True
+            self._resolve()
+        if self.sha is None:
+            return None
+        before = Counter((s.path, s.text) for s in self.counts[ratchet.name].sites.get(bucket, []))
+        fresh: list[Site] = []
+        for site in now:
+            key = (site.path, site.text)
+            if before[key] > 0:
+                before[key] -= 1
+            else:
+                fresh.append(site)
+        return fresh
+
+
+def run(ctx: Context) -> GateResult:
+    result = GateResult(NAME)
+    opts = options(ctx)
+    ratchets = engine.load(ctx.config, ctx.config_source, opts.get("names"))
+    if not ratchets:
+        result.add("ratchet-absent", "no ratchet is configured (config `ratchets` is empty)")
+        return result
+    tree = tree_for(ctx)
+    counts, tstats = engine.count(
+        tree, ratchets, ctx.config["index"]["path"], keep=[r.baseline for r in ratchets]
+    )
+    regressed: list[tuple[Ratchet, str, int, int]] = []
+    per_ratchet: dict[str, Any] = {}
+    source = ctx.config_source
+    config_path = source if source and not os.path.isabs(source) else None
+    for ratchet in ratchets:
+        res = counts[ratchet.name]
+        base = read_baseline(tree, ratchet)
+        broken = engine.unarmed(ratchet)
+        for bucket, problems in broken.items():
+            for problem in problems:
+                result.add(
+                    "ratchet-unarmed",
+                    f"{ratchet.name}.{bucket} {problem}: its count cannot be trusted "
+                    f"({ratchet.where}.buckets.{bucket})",
+                    path=config_path,
+                )
+        for use in res.unknown_tags:
+            result.add(
+                "allow-tag-unknown",
+                f"{ratchet.name}: allow marker tag {use.tag!r} is neither a row id nor an "
+                "issue number of the issue index; the marker exempts nothing",
+                path=use.path,
+                line=use.line,
+            )
+        for ex in res.exempt:
+            result.add(
+                "ratchet-exempt",
+                f"{ratchet.name}.{ex.bucket}: exempted by the allow marker {ex.tag!r} "
+                f"(marker on line {ex.marker_line})",
+                path=ex.site.path,
+                line=ex.site.line,
+            )
+        per_ratchet[ratchet.name] = {
+            "kind": ratchet.kind,
+            "files": res.files,
+            "counts": dict(res.counts),
+            "baseline": base,
+            "exempt": len(res.exempt),
+        }
+        if opts.get("report"):
+            per_ratchet[ratchet.name]["per_file"] = res.per_file
+        if base is None:
+            if res.files == 0:
+                result.add(
+                    "ratchet-absent",
+                    f"{ratchet.name}: no file of {tree.label} is in its scope and it has no "
+                    f"baseline ({ratchet.baseline}): nothing to count",
+                )
+                continue
+            over = {b: n for b, n in res.counts.items() if n > 0 and b not in broken}
+            if over:
+                listed = ", ".join(f"{b} {n}" for b, n in over.items())
+                result.add(
+                    "baseline-missing",
+                    f"{ratchet.name}: no baseline {ratchet.baseline} while buckets count "
+                    f"above zero ({listed}); create it with `tools ratchet tighten "
+                    f"{ratchet.name}`",
+                    path=ratchet.baseline,
+                )
+            continue
+        for bucket in ratchet.buckets:
+            if bucket in broken:
+                continue
+            n = res.counts[bucket]
+            if bucket not in base:
+                if n > 0:
+                    result.add(
+                        "baseline-missing",
+                        f"{ratchet.name}.{bucket}: the baseline has no entry for this bucket, "
+                        f"which counts {n}; add it with `tools ratchet tighten {ratchet.name}`",
+                        path=ratchet.baseline,
+                    )
+                continue
+            if n > base[bucket]:
+                regressed.append((ratchet, bucket, n, base[bucket]))
+            elif n < base[bucket]:
+                result.add(
+                    "ratchet-stale",
+                    f"{ratchet.name}.{bucket}: counts {n}, below its baseline {base[bucket]}; "
+                    f"lower the baseline in this change with `tools ratchet tighten "
+                    f"{ratchet.name}`",
+                    path=ratchet.baseline,
+                )
+    if regressed:
+        involved = {r.name: r for r, _, _, _ in regressed}
+        base_tree = _Base(ctx, tree, list(involved.values()))
+        for ratchet, bucket, n, allowed in regressed:
+            _regression(result, base_tree, counts[ratchet.name], bucket, n, allowed)
+    result.stats.update(
+        {
+            "tree": tree.label,
+            "files_read": tstats.files,
+            "binary_skipped": tstats.binary,
+            "symlinks_skipped": tree.skipped_links,
+            "ratchets": per_ratchet,
+        }
+    )
+    return result
+
+
+def _regression(
+    result: GateResult, base: _Base, res: Count, bucket: str, n: int, allowed: int
+) -> None:
+    ratchet = res.ratchet
+    head = f"{ratchet.name}.{bucket}: counts {n}, above its baseline {allowed} (+{n - allowed})"
+    if ratchet.kind == "markdown" and bucket == "chars":
+        result.add("ratchet-regression", head, path=ratchet.path)
+        return
+    now = res.sites.get(bucket, [])
+    fresh = base.new_sites(ratchet, bucket, now)
+    if fresh is None:
+        result.add(
+            "ratchet-regression", f"{head}; new sites unknown: {base.reason}", path=ratchet.path
+        )
+        return
+    where = f"merge-base {base.sha[:12]}" if base.sha else "the base"
+    if fresh:
+        result.add(
+            "ratchet-regression",
+            f"{head}; new since {where}: {_sites_text(fresh)}",
+            path=fresh[0].path,
+            line=fresh[0].line,
+        )
+    else:
+        result.add(
+            "ratchet-regression",
+            f"{head}; no site is new since {where} (the base tree already counted these); "
+            f"the sites: {_sites_text(now)}",
+            path=ratchet.path,
+        )

@@ -1,0 +1,432 @@
+"""Counting: the configured ratchets, compiled once, counted over one tree in one pass.
+
+Shared by the gate (``tools ratchet check``, preflight) and ``tools ratchet tighten``. Every
+selected ratchet is counted in the same pass over the tree: a file two ratchets select is read
+once. Counts are honest by construction: a site is exempted only by an allow marker whose tag
+the issue index knows; a marker with an unknown tag exempts nothing.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from tools.config import is_repo_relative
+from tools.errors import UsageError
+from tools.git import GitError, decode
+from tools.ratchets import baseline as baseline_mod
+from tools.ratchets import markdown as md_kind
+from tools.ratchets.globs import GlobSet
+from tools.ratchets.pattern import (
+    Bucket,
+    Detector,
+    Marker,
+    compile_regex,
+    is_binary,
+    required,
+)
+from tools.ratchets.tree import Tree
+
+_TAG_ISSUE = re.compile(r"#?([0-9]+)")
+
+
+@dataclass
+class Ratchet:
+    """One configured ratchet, ready to count."""
+
+    name: str
+    kind: str  # "pattern" | "markdown"
+    baseline: str  # repo-relative path of its baseline file
+    where: str  # "<config file>: ratchets.<name>", for messages
+    buckets: list[str]
+    include: GlobSet | None = None
+    exclude: GlobSet | None = None
+    detector: Detector | None = None
+    path: str | None = None  # markdown: the file
+    paragraph_max: int = md_kind.PARAGRAPH_MAX
+    cell_max: int = md_kind.CELL_MAX
+    _scope: Any = field(default=None, repr=False, compare=False)
+
+    def selects(self, path: str) -> bool:
+        if self.kind == "markdown":
+            return path == self.path
+        if self._scope is None:
+            assert self.include is not None and self.exclude is not None
+            inc, exc = self.include.one_regex(), self.exclude.one_regex()
+            if inc is not None and (exc is not None or not self.exclude):
+                # include and not exclude, as one regex: one call per path
+                text = inc if exc is None else f"(?!{exc})(?:{inc})"
+                self._scope = re.compile(text, re.DOTALL).match
+            else:
+                include, exclude = self.include, self.exclude
+                self._scope = lambda p: include.match(p) and not exclude.match(p)
+        return bool(self._scope(path))
+
+
+@dataclass(frozen=True)
+class Site:
+    path: str
+    line: int
+    text: str  # what identifies the site across versions (its line, stripped)
+
+
+@dataclass(frozen=True)
+class Exemption:
+    bucket: str
+    site: Site
+    tag: str
+    marker_line: int
+
+
+@dataclass(frozen=True)
+class MarkerUse:
+    path: str
+    line: int
+    tag: str
+
+
+@dataclass
+class Count:
+    """One ratchet counted over one tree."""
+
+    ratchet: Ratchet
+    counts: dict[str, int] = field(default_factory=dict)
+    sites: dict[str, list[Site]] = field(default_factory=dict)  # counted sites per bucket
+    exempt: list[Exemption] = field(default_factory=list)
+    unknown_tags: list[MarkerUse] = field(default_factory=list)
+    files: int = 0  # tracked files of the tree in the ratchet's scope
+    per_file: dict[str, dict[str, int]] = field(default_factory=dict)
+
+
+# -- configuration ------------------------------------------------------------------------------
+def _globs(value: Any, where: str, default: list[str]) -> GlobSet:
+    globs = default if value is None else list(value)
+    for i, glob in enumerate(globs):
+        if not isinstance(glob, str) or not is_repo_relative(glob.lstrip("!")):
+            raise UsageError(
+                f"bad value {glob!r}",
+                where=f"{where}[{i}]",
+                expected="a repo-relative glob that stays inside the repository",
+            )
+    return GlobSet(globs)
+
+
+def _bucket(name: str, value: Any, where: str) -> Bucket:
+    if isinstance(value, str):
+        value = {"regex": value}
+    if not isinstance(value, dict) or not isinstance(value.get("regex"), str):
+        raise UsageError(
+            "bad bucket", where=where, expected="a regex, or {regex, examples, counter_examples}"
+        )
+    pattern = value["regex"]
+    regex = compile_regex(pattern, f"{where}.regex")
+    lists: dict[str, list[str]] = {}
+    for key in ("examples", "counter_examples"):
+        items = value.get(key) or []
+        if not isinstance(items, list) or not all(isinstance(x, str) for x in items):
+            raise UsageError("wrong type", where=f"{where}.{key}", expected="a list of strings")
+        lists[key] = list(items)
+    return Bucket(
+        name,
+        pattern,
+        regex,
+        required(pattern),
+        lists["examples"],
+        lists["counter_examples"],
+    )
+
+
+def load(
+    config: dict[str, Any], source: str | None, names: list[str] | None = None
+) -> list[Ratchet]:
+    """The ratchets of ``config`` (all, or those ``names`` names, in that order)."""
+    src = source or "(default config)"
+    table = config.get("ratchets") or {}
+    if names:
+        unknown = [n for n in names if n not in table]
+        if unknown:
+            known = ", ".join(table) or "none configured"
+            raise UsageError(
+                f"no ratchet named {unknown[0]!r}", where=f"{src}: ratchets", expected=known
+            )
+        selected = list(dict.fromkeys(names))
+    else:
+        selected = list(table)
+    return [_one(name, table[name], f"{src}: ratchets.{name}") for name in selected]
+
+
+def _one(name: str, cfg: Any, where: str) -> Ratchet:
+    if not isinstance(cfg, dict):
+        raise UsageError("wrong type", where=where, expected="a mapping")
+    base = cfg.get("baseline") or baseline_mod.default_path(name)
+    if not is_repo_relative(base):
+        raise UsageError(
+            f"bad value {base!r}", where=f"{where}.baseline", expected="a repo-relative path"
+        )
+    kind = cfg.get("kind")
+    if kind == "markdown":
+        path = cfg.get("path")
+        if not isinstance(path, str) or not is_repo_relative(path):
+            raise UsageError(
+                f"bad value {path!r}", where=f"{where}.path", expected="a repo-relative path"
+            )
+        return Ratchet(
+            name,
+            "markdown",
+            base,
+            where,
+            list(md_kind.BUCKETS),
+            path=path,
+            paragraph_max=int(cfg.get("paragraph_max") or md_kind.PARAGRAPH_MAX),
+            cell_max=int(cfg.get("cell_max") or md_kind.CELL_MAX),
+        )
+    if kind != "pattern":
+        raise UsageError(
+            f"bad value {kind!r}", where=f"{where}.kind", expected="pattern or markdown"
+        )
+    raw_buckets = cfg.get("buckets")
+    if not isinstance(raw_buckets, dict) or not raw_buckets:
+        raise UsageError("no buckets", where=f"{where}.buckets", expected="at least one bucket")
+    buckets = [_bucket(str(b), v, f"{where}.buckets.{b}") for b, v in raw_buckets.items()]
+    marker = None
+    if cfg.get("allow_marker"):
+        pattern = cfg["allow_marker"]
+        regex = compile_regex(pattern, f"{where}.allow_marker")
+        if "tag" not in regex.groupindex:
+            raise UsageError(
+                "regex lacks its named group",
+                where=f"{where}.allow_marker",
+                expected="a regex with a group (?P<tag>…)",
+            )
+        marker = Marker(pattern, regex, required(pattern))
+    strip = cfg.get("strip")
+    if strip not in (None, "c"):
+        raise UsageError(f"bad value {strip!r}", where=f"{where}.strip", expected="'c' or null")
+    return Ratchet(
+        name,
+        "pattern",
+        base,
+        where,
+        [b.name for b in buckets],
+        include=_globs(cfg.get("include"), f"{where}.include", ["**"]),
+        exclude=_globs(cfg.get("exclude"), f"{where}.exclude", []),
+        detector=Detector(buckets, marker, strip),
+    )
+
+
+# -- armed detectors ----------------------------------------------------------------------------
+def unarmed(ratchet: Ratchet) -> dict[str, list[str]]:
+    """Per bucket, why its detector cannot be trusted: an example it no longer counts, or a
+    counter example it counts. Empty when every control holds."""
+    out: dict[str, list[str]] = {}
+    det = ratchet.detector
+    if det is None:
+        return out
+    for bucket in det.buckets:
+        problems = [
+            f"does not count its example {ex!r}"
+            for ex in bucket.examples
+            if not det.line_matches(bucket, ex)
+        ]
+        problems += [
+            f"counts its counter example {ex!r}"
+            for ex in bucket.counter_examples
+            if det.line_matches(bucket, ex)
+        ]
+        if problems:
+            out[bucket.name] = problems
+    return out
+
+
+# -- counting -----------------------------------------------------------------------------------
+def known_tags(tree: Tree, index_path: str) -> tuple[set[str], set[int]]:
+    """(row ids, issue numbers) of the issue index as ``tree`` holds it."""
+    from tools import index_table  # only when some file holds a marker
+
+    raw = tree.read(index_path)
+    if raw is None:
+        return set(), set()
+    table = index_table.parse(decode(raw))
+    rows = {r.row for r in table.rows if r.row != index_table.NO_ROW}
+    return rows, {r.key for r in table.rows}
+
+
+def tag_known(tag: str, known: tuple[set[str], set[int]]) -> bool:
+    m = _TAG_ISSUE.fullmatch(tag)
+    if m is not None and int(m.group(1)) in known[1]:
+        return True
+    return tag in known[0]
+
+
+@dataclass
+class TreeStats:
+    files: int = 0  # files read
+    binary: int = 0
+
+
+def _probes(ratchet: Ratchet) -> list[str] | None:
+    """Literals one of which every file holding a site or a marker of ``ratchet`` contains;
+    None when some bucket (or the marker) has none, or for the markdown kind."""
+    det = ratchet.detector
+    if det is None:
+        return None
+    needs = [b.needs for b in det.buckets] + ([det.marker.needs] if det.marker else [])
+    out: list[str] = []
+    for n in needs:
+        if n.probe is None:
+            return None
+        out += n.probe
+    return out
+
+
+def _pathspecs(ratchets: list[Ratchet]) -> list[str] | None:
+    """Git pathspecs covering the include globs of ``ratchets`` (None: search everything)."""
+    out: list[str] = []
+    for r in ratchets:
+        assert r.include is not None
+        specs = r.include.pathspecs()
+        if not specs:
+            return None
+        out += specs
+    return list(dict.fromkeys(out))
+
+
+class _Background:
+    """``tree.may_contain`` run on a thread (git does the work; the GIL is free meanwhile)."""
+
+    def __init__(
+        self,
+        tree: Tree,
+        literals: list[str],
+        paths: list[str] | None,
+        pathspecs: list[str] | None,
+    ):
+        self._value: set[str] = set()
+        self._error: BaseException | None = None
+
+        def work() -> None:
+            try:
+                self._value = tree.may_contain(literals, paths, pathspecs)
+            except BaseException as exc:  # noqa: BLE001 - re-raised on the caller's thread
+                self._error = exc
+
+        self._thread = threading.Thread(target=work, daemon=True)
+        self._thread.start()
+
+    def result(self) -> set[str]:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+
+def count(
+    tree: Tree,
+    ratchets: list[Ratchet],
+    index_path: str,
+    *,
+    prefilter: bool = True,
+    keep: Sequence[str] = (),
+) -> tuple[dict[str, Count], TreeStats]:
+    """Count every ratchet over ``tree`` in one pass (each file read once).
+
+    ``prefilter``: ask git for the files that hold a bucket's literal first and read only
+    those (the fast path); False reads every selected file (the plain path, which the tests
+    use as the oracle of the fast one). ``keep``: small files the caller reads next (the
+    baselines), fetched in the same pass."""
+    results = {r.name: Count(r, counts={b: 0 for b in r.buckets}) for r in ratchets}
+    literals: dict[str, None] = {}
+    filtered: set[str] = set()
+    if prefilter:
+        for r in ratchets:
+            found = _probes(r)
+            if found is not None:
+                filtered.add(r.name)
+                literals.update(dict.fromkeys(found))
+    pathspecs = _pathspecs([r for r in ratchets if r.name in filtered])
+    # git searches on a thread while the tree is listed and matched to the globs (on disk,
+    # once the listing says which folders are symlinks and must be left out).
+    search = None
+    if filtered and tree.in_git:
+        search = _Background(tree, list(literals), None, pathspecs)
+    paths = tree.paths()
+    if filtered and not tree.in_git:
+        search = _Background(tree, list(literals), paths, pathspecs)
+    scope: dict[str, list[Ratchet]] = {}
+    for path in paths:
+        for r in ratchets:
+            if r.selects(path):
+                scope.setdefault(path, []).append(r)
+                results[r.name].files += 1
+    wanted: dict[str, list[Ratchet]] = scope
+    candidates: set[str] | None = None
+    if search is not None:
+        try:
+            candidates = search.result()
+        except GitError:
+            candidates = None  # the prefilter is an optimisation: fall back to reading all
+    if candidates is not None:
+        wanted = {}
+        for path, rs in scope.items():
+            chosen = [r for r in rs if r.name not in filtered or path in candidates]
+            if chosen:
+                wanted[path] = chosen
+    # (ratchet, path, bucket) -> sites; (ratchet, path) -> markers, before tags are judged
+    raw_sites: dict[str, dict[str, dict[str, list[tuple[int, str]]]]] = {
+        r.name: {} for r in ratchets
+    }
+    raw_markers: dict[str, dict[str, list[tuple[int, str]]]] = {r.name: {} for r in ratchets}
+    stats = TreeStats()
+    for path, data in tree.read_many(list(wanted), [*keep, index_path]):
+        stats.files += 1
+        if is_binary(data):
+            stats.binary += 1
+            continue
+        for r in wanted[path]:
+            res = results[r.name]
+            if r.kind == "markdown":
+                counts, sites = md_kind.measure(decode(data), r.paragraph_max, r.cell_max)
+                res.counts["chars"] += counts["chars"]
+                res.per_file[path] = {"chars": counts["chars"]} if counts["chars"] else {}
+                raw_sites[r.name][path] = sites
+                continue
+            assert r.detector is not None
+            scan = r.detector.scan(data)
+            if scan is None:
+                continue
+            if scan.sites:
+                raw_sites[r.name][path] = scan.sites
+            if scan.markers:
+                raw_markers[r.name][path] = scan.markers
+    known: tuple[set[str], set[int]] | None = None
+    for r in ratchets:
+        res = results[r.name]
+        for path, markers in raw_markers[r.name].items():
+            if known is None:
+                known = known_tags(tree, index_path)
+            for line, tag in markers:
+                if not tag_known(tag, known):
+                    res.unknown_tags.append(MarkerUse(path, line, tag))
+        for path, per_bucket in raw_sites[r.name].items():
+            exempt_at: dict[int, tuple[str, int]] = {}
+            for line, tag in raw_markers[r.name].get(path, []):
+                if known is not None and tag_known(tag, known):
+                    for covered in (line, line + 1):
+                        exempt_at.setdefault(covered, (tag, line))
+            tally = res.per_file.setdefault(path, {})
+            for bucket, found in per_bucket.items():
+                for line, text in found:
+                    site = Site(path, line, text.strip())
+                    hit = exempt_at.get(line)
+                    if hit is not None:
+                        res.exempt.append(Exemption(bucket, site, hit[0], hit[1]))
+                        continue
+                    res.sites.setdefault(bucket, []).append(site)
+                    res.counts[bucket] += 1
+                    tally[bucket] = tally.get(bucket, 0) + 1
+            if not tally:
+                del res.per_file[path]
+    return results, stats

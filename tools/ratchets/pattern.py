@@ -1,0 +1,293 @@
+"""The ``pattern`` kind: bucket regexes over the lines of selected files, an allow marker.
+
+A bucket counts *lines* (sites): a line that matches its regex once or five times is one
+site, as ``git grep -c`` counts. Regexes are matched line by line (``^`` and ``$`` are the
+line's ends, a trailing ``\\r`` is dropped), after C/C++ stripping when ``strip: c``.
+
+Speed: each regex gets a necessary condition read from its parse tree (:func:`required`: the
+literals every match contains, e.g. ``include`` and one of ``cuda_runtime`` / ``/cuda/``). A
+file whose bytes fail every bucket's condition is neither decoded nor stripped, and only the
+lines holding a bucket's longest literal are matched. The condition is necessary, never a
+guess: a regex without literals is matched on every line. The examples are counted by the
+same path, so a prefilter that lost a match would disarm its bucket.
+"""
+
+from __future__ import annotations
+
+import re
+import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from tools.ratchets.cstrip import strip_c
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", DeprecationWarning)
+    try:  # the regex parser the re module itself uses (3.11+ keeps it private)
+        from re import _constants as _sre_c
+        from re import _parser as _sre_p
+    except ImportError:  # pragma: no cover - Python 3.10
+        import sre_constants as _sre_c  # type: ignore[no-redef]
+        import sre_parse as _sre_p  # type: ignore[no-redef]
+
+BINARY_PROBE = 8000  # what git itself inspects
+
+
+def is_binary(data: bytes) -> bool:
+    """git's heuristic (``git grep`` skips such files too): a NUL in the first 8,000 bytes."""
+    return b"\0" in data[:BINARY_PROBE]
+
+
+# -- required literals ------------------------------------------------------------------------
+def _longest(clauses: list[frozenset[str]]) -> str:
+    """The likely rarest single literal (an alternative of a branch stands for its branch)."""
+    singles = [next(iter(c)) for c in clauses if len(c) == 1]
+    return max(singles, key=lambda lit: (_selectivity((lit,)), len(lit))) if singles else ""
+
+
+def _clauses(seq: Any) -> list[frozenset[str]]:
+    """What every match of the parsed sequence ``seq`` contains: a list of clauses, each a
+    set of literals of which a match holds at least one."""
+    clauses: list[frozenset[str]] = []
+    run: list[str] = []
+
+    def flush() -> None:
+        if run:
+            clauses.append(frozenset(["".join(run)]))
+            run.clear()
+
+    for op, av in seq:
+        if op is _sre_c.LITERAL:
+            run.append(chr(av))
+        elif op is _sre_c.AT:
+            continue  # zero-width: the characters around it are still adjacent
+        elif op is _sre_c.SUBPATTERN:
+            flush()
+            if not av[1] & _sre_c.SRE_FLAG_IGNORECASE:
+                clauses += _clauses(av[3])
+        elif op in (_sre_c.MAX_REPEAT, _sre_c.MIN_REPEAT) and av[0] >= 1:
+            flush()
+            clauses += _clauses(av[2])
+        elif op is _sre_c.BRANCH:
+            flush()
+            alternatives = [_longest(_clauses(alt)) for alt in av[1]]
+            if all(alternatives):
+                clauses.append(frozenset(alternatives))
+        else:
+            flush()
+    flush()
+    return clauses
+
+
+def _piece(literal: str) -> str:
+    # Stripping turns characters into spaces: only a space-free piece is sure to survive.
+    return max(re.split(r"[ \n]", literal), key=len)
+
+
+# Words nearly every source file holds: a clause made of them filters nothing.
+_COMMON = frozenset(
+    """auto bool break case char class const continue def default define defined delete do
+    double elif else endif enum error extern false float for from if ifdef ifndef import
+    include inline int long namespace new nullptr pragma private protected public return self
+    short signed size_t sizeof static std struct switch template this true typedef typename
+    undef union unsigned using virtual void volatile while""".split()
+)
+
+
+def _selectivity(clause: tuple[str, ...]) -> int:
+    """How rare a clause's literals are likely to be: the shortest one's length, zero for a
+    common word (a guess that only decides which files are read, never what is counted)."""
+    return min(0 if lit.strip("#").lower() in _COMMON else len(lit) for lit in clause)
+
+
+class Needs:
+    """A necessary condition for a line to match: every clause holds one of its literals.
+    ``anchor`` (the longest single literal, or None) finds the candidate lines of a file;
+    ``probe`` (the clause likely rarest, or None) asks git which files to read at all."""
+
+    def __init__(self, clauses: tuple[tuple[str, ...], ...] = (), anchor: str | None = None):
+        self.clauses = clauses
+        self.anchor = anchor
+        ranked = sorted(enumerate(clauses), key=lambda ic: (_selectivity(ic[1]), ic[0]))
+        self.probe: tuple[str, ...] | None = ranked[-1][1] if ranked else None
+        # The likely rarest clause first: a file that lacks it is rejected after one search.
+        self._bytes = [
+            tuple(lit.encode("utf-8", "surrogateescape") for lit in clause)
+            for _, clause in reversed(ranked)
+        ]
+
+    def __repr__(self) -> str:
+        return f"Needs({self.clauses!r}, anchor={self.anchor!r})"
+
+    def holds(self, text: str) -> bool:
+        return all(any(lit in text for lit in clause) for clause in self.clauses)
+
+    def holds_bytes(self, data: bytes) -> bool:
+        for clause in self._bytes:
+            for lit in clause:
+                if lit in data:
+                    break
+            else:
+                return False
+        return True
+
+
+def required(pattern: str) -> Needs:
+    """The necessary condition of ``pattern`` (empty: no prefilter, every line is matched).
+
+    Read from the regex's parse tree: runs of plain characters, groups, repeats of at least
+    one, and alternations whose every branch holds a literal. Case-insensitive parts give
+    nothing. Stripping inserts spaces, so a literal is cut to its longest space-free piece.
+    """
+    try:
+        parsed = _sre_p.parse(pattern)
+        if parsed.state.flags & _sre_c.SRE_FLAG_IGNORECASE:
+            return Needs()
+        found = _clauses(parsed)
+    except Exception:  # noqa: BLE001 - a private parser: any surprise means no prefilter
+        return Needs()
+    clauses: list[tuple[str, ...]] = []
+    for clause in found:
+        pieces = tuple(sorted({_piece(lit) for lit in clause}))
+        if all(pieces) and pieces not in clauses:
+            clauses.append(pieces)
+    singles = [c[0] for c in clauses if len(c) == 1]
+    return Needs(tuple(clauses), max(singles, key=len) if singles else None)
+
+
+# -- lines --------------------------------------------------------------------------------------
+def _trim(line: str) -> str:
+    return line[:-1] if line.endswith("\r") else line
+
+
+def all_lines(text: str) -> Iterator[tuple[int, str]]:
+    """(1-based number, line without its ending) of every line."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    for number, line in enumerate(lines, start=1):
+        yield number, _trim(line)
+
+
+def lines_with(text: str, literal: str | None) -> Iterator[tuple[int, str]]:
+    """The lines that contain ``literal`` (every line when None), in one forward pass."""
+    if literal is None:
+        yield from all_lines(text)
+        return
+    find, count = text.find, text.count
+    number, counted = 1, 0  # line number of index ``counted``
+    pos = find(literal)
+    while pos >= 0:
+        start = max(text.rfind("\n", counted, pos) + 1, counted)
+        number += count("\n", counted, start)
+        end = find("\n", pos)
+        if end < 0:
+            end = len(text)
+        yield number, _trim(text[start:end])
+        if end >= len(text):
+            return
+        counted = end + 1
+        number += 1
+        pos = find(literal, counted)
+
+
+# -- buckets and markers ------------------------------------------------------------------------
+@dataclass
+class Bucket:
+    name: str
+    pattern: str
+    regex: re.Pattern[str]
+    needs: Needs
+    examples: list[str] = field(default_factory=list)
+    counter_examples: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Marker:
+    pattern: str
+    regex: re.Pattern[str]
+    needs: Needs
+
+
+def compile_regex(pattern: str, where: str) -> re.Pattern[str]:
+    from tools.errors import UsageError
+
+    try:
+        return re.compile(pattern)
+    except re.error as exc:
+        raise UsageError(
+            f"bad value {pattern!r}: {exc}", where=where, expected="a valid regular expression"
+        ) from None
+
+
+@dataclass
+class FileScan:
+    """What one file holds: sites per bucket (line, line text) and markers (line, tag)."""
+
+    sites: dict[str, list[tuple[int, str]]] = field(default_factory=dict)
+    markers: list[tuple[int, str]] = field(default_factory=list)
+
+
+def _matching(text: str, regex: re.Pattern[str], needs: Needs) -> Iterator[tuple[int, str]]:
+    """(line, text) of each line of ``text`` that ``regex`` matches (prefiltered)."""
+    search, holds = regex.search, needs.holds
+    multi = len(needs.clauses) > 1 or (needs.clauses and needs.anchor is None)
+    for number, line in lines_with(text, needs.anchor):
+        if (not multi or holds(line)) and search(line):
+            yield number, line
+
+
+def _last_line_end(text: str, buckets: list[Bucket]) -> int | None:
+    """Where the last line a bucket may match ends (stripping need not go further);
+    None when some bucket has no anchor (every line is a candidate)."""
+    last = -1
+    for bucket in buckets:
+        if bucket.needs.anchor is None:
+            return None
+        last = max(last, text.rfind(bucket.needs.anchor))
+    end = text.find("\n", last) if last >= 0 else 0
+    return len(text) if end < 0 else end
+
+
+class Detector:
+    """The buckets and marker of one pattern ratchet, applied to a file's bytes."""
+
+    def __init__(self, buckets: list[Bucket], marker: Marker | None, strip: str | None):
+        self.buckets = buckets
+        self.marker = marker
+        self.strip = strip
+
+    def scan_text(self, text: str, wanted: list[Bucket] | None = None) -> FileScan:
+        scan = FileScan()
+        buckets = self.buckets if wanted is None else wanted
+        if buckets:
+            body = strip_c(text, _last_line_end(text, buckets)) if self.strip == "c" else text
+            for bucket in buckets:
+                found = list(_matching(body, bucket.regex, bucket.needs))
+                if found:
+                    scan.sites[bucket.name] = found
+        return scan
+
+    def scan(self, data: bytes) -> FileScan | None:
+        """Sites and markers of a file's bytes; None when the prefilter rules every bucket
+        and the marker out (the common case: nothing is decoded)."""
+        wanted = [b for b in self.buckets if b.needs.holds_bytes(data)]
+        marker = self.marker
+        want_marker = marker is not None and marker.needs.holds_bytes(data)
+        if not wanted and not want_marker:
+            return None
+        text = data.decode("utf-8", "surrogateescape")
+        scan = self.scan_text(text, wanted)
+        if want_marker and marker is not None:
+            for number, line in lines_with(text, marker.needs.anchor):
+                for m in marker.regex.finditer(line):
+                    scan.markers.append((number, (m.group("tag") or "").strip()))
+        return scan
+
+    def line_matches(self, bucket: Bucket, line: str) -> bool:
+        """Whether ``line`` alone would be counted by ``bucket``: the prefilter, the
+        stripping and the regex, exactly as a file is counted (the armed check)."""
+        if not bucket.needs.holds_bytes(line.encode("utf-8", "surrogateescape")):
+            return False
+        return bool(self.scan_text(line + "\n", [bucket]).sites)
