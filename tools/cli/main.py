@@ -9,7 +9,7 @@ from __future__ import annotations
 import typer
 
 from tools import __version__
-from tools.cli import checks, commit_gates, config_cmd, ledgers, numerics, preflight
+from tools.cli import checks, commit_gates, config_cmd, ledgers, mutate, numerics, preflight
 from tools.cli.common import ConfigOpt, FormatOpt, RepoOpt, emit, new_app
 
 app = new_app("Mechanical, honest gates for agent-heavy repositories.")
@@ -35,7 +35,7 @@ def _globals(
     ctx.obj = {"repo": repo, "config": config, "fmt": fmt}
 
 
-for _module in (preflight, checks, commit_gates, config_cmd, ledgers, numerics):
+for _module in (preflight, checks, commit_gates, config_cmd, ledgers, numerics, mutate):
     _module.register(app)
 
 
