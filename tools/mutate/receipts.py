@@ -79,13 +79,18 @@ def collect(plan: Plan, ledger_path: Path) -> Collected:
         payload = {k: v for k, v in original.items() if k not in _NOT_COPIED}
         payload.setdefault("observed", original["verdict"])
         payloads.append((original, payload))
-    rec.anchor([p for _, p in payloads], plan.control.name if plan.control else None)
+    control = plan.control.name if plan.control else None
+    rec.anchor([p for _, p in payloads], control)
     for original, payload in payloads:
         if payload["verdict"] == original["verdict"]:
             out.arms.append(original)
             continue
         payload["derived_from"] = original["id"]
-        derived = ledger.make_record("mutation-arm", payload)
+        # Dated by what it is derived from, so collecting again derives the same record
+        # (same id: the ledger keeps one) instead of a new one per collect.
+        assert control is not None
+        created = max(original["created"], found[control]["created"])
+        derived = ledger.make_record("mutation-arm", payload, created=created)
         out.new.append(derived)
         out.arms.append(derived)
         out.superseded += 1
