@@ -69,8 +69,9 @@ def write_plan(repo: Repo, plan: dict[str, Any], name: str = "plans/plan.yml") -
 
 
 def fingerprint(repo: Repo, *, skip: tuple[str, ...] = ()) -> dict[str, str]:
-    """sha256 of every file of the working tree (tracked, untracked and ignored alike) and of
-    git's own state files that a run must not change: the index, HEAD, config and refs."""
+    """sha256 of every file of the working tree (tracked, untracked and ignored alike), every
+    folder, and git's own state files that a run must not change: the index, HEAD, config
+    and refs. ``skip``: files left out (a command's stated output), with their folders."""
     out: dict[str, str] = {}
     top = repo.path
     for dirpath, dirnames, filenames in os.walk(top):
@@ -78,6 +79,9 @@ def fingerprint(repo: Repo, *, skip: tuple[str, ...] = ()) -> dict[str, str]:
         if rel_dir.parts[:1] == (".git",):
             dirnames[:] = []
             continue
+        folder = f"{rel_dir.as_posix()}/"
+        if not any(s.startswith(folder) for s in skip):
+            out[folder] = "folder"  # an empty folder left behind counts too
         for name in filenames:
             rel = (rel_dir / name).as_posix()
             if rel in skip:

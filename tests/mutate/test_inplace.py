@@ -52,6 +52,30 @@ def test_in_place_run_restores_the_working_tree(repo: Repo) -> None:
     assert not (repo.path / ".git/tools/mutate/inplace/record.json").exists()
 
 
+def test_in_place_restore_removes_folders_a_patch_created(repo: Repo) -> None:
+    py_project(repo)
+    repo.write(
+        "specs/new.diff",
+        "diff --git a/src/pkg/deep/new.py b/src/pkg/deep/new.py\nnew file mode 100644\n"
+        "--- /dev/null\n+++ b/src/pkg/deep/new.py\n@@ -0,0 +1 @@\n+X = 1\n",
+    )
+    plan = write_plan(
+        repo,
+        {
+            "test": "test -f src/pkg/deep/new.py",
+            "arms": [{"name": "new", "patch": "specs/new.diff"}],
+            "expect": {"new": "GREEN"},
+        },
+    )
+    before = fingerprint(repo)
+    run = repo.tools("--format", "json", "mutate", "run", plan, "--in-place")
+    assert run.exit_code == 0, run.stdout + run.stderr
+    (arm,) = json.loads(run.stdout)["arms"]
+    assert arm["targets"][0]["sha256_before"] is None and arm["restored"] is True
+    assert not (repo.path / "src/pkg").exists()
+    assert fingerprint(repo, skip=(LEDGER,)) == before
+
+
 def test_dirty_affected_files_are_refused(repo: Repo) -> None:
     py_project(repo)
     plan = write_plan(repo, {"test": PY_TEST_CMD, "arms": ARMS[:2]})

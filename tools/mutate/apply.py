@@ -39,6 +39,9 @@ class FileState:
     data: bytes | None
     mode: int = 0o644
     link: bool = False
+    # For an absent file: its parent folders that did not exist either (deepest first), so
+    # that restoring the absence also removes folders a mutation created.
+    missing_dirs: tuple[str, ...] = ()
 
     @property
     def sha256(self) -> str | None:
@@ -68,7 +71,12 @@ def read_state(root: Path, rel: str) -> FileState:
     try:
         st = os.lstat(full)
     except (FileNotFoundError, NotADirectoryError):
-        return ABSENT
+        missing = []
+        parent = rel.rpartition("/")[0]
+        while parent and not _full(root, parent).is_dir():
+            missing.append(parent)
+            parent = parent.rpartition("/")[0]
+        return FileState(None, missing_dirs=tuple(missing))
     if stat.S_ISLNK(st.st_mode):
         return FileState(os.fsencode(os.readlink(full)), 0o777, True)
     if not stat.S_ISREG(st.st_mode):
@@ -82,6 +90,9 @@ def write_state(root: Path, rel: str, state: FileState) -> None:
     if state.data is None:
         with contextlib.suppress(FileNotFoundError, NotADirectoryError):
             os.unlink(full)
+        for folder in state.missing_dirs:
+            with contextlib.suppress(OSError):  # not empty: something else lives there now
+                os.rmdir(_full(root, folder))
         return
     if full.is_dir() and not full.is_symlink():
         raise ApplyError(f"{rel} is a directory")

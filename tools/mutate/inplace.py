@@ -91,7 +91,13 @@ class InPlace:
                 if state.data is not None:
                     write_atomic(self.dir / "blobs" / str(state.sha256), state.data)
                 files.append(
-                    {"path": path, "sha256": state.sha256, "mode": state.mode, "link": state.link}
+                    {
+                        "path": path,
+                        "sha256": state.sha256,
+                        "mode": state.mode,
+                        "link": state.link,
+                        "missing_dirs": list(state.missing_dirs),
+                    }
                 )
             record = {
                 "schema": SCHEMA,
@@ -128,7 +134,7 @@ def _restore_from(root: Path, folder: Path, record: dict[str, Any]) -> list[str]
     for item in record["files"]:
         path, sha = item["path"], item["sha256"]
         if sha is None:
-            state = FileState(None)
+            state = FileState(None, missing_dirs=tuple(item.get("missing_dirs", ())))
         else:
             data = (folder / "blobs" / sha).read_bytes()
             if hashlib.sha256(data).hexdigest() != sha:

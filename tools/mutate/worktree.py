@@ -56,13 +56,24 @@ class Worktrees:
             self._n += 1
             path = self.tmp / f"{self._n:03d}-{_SAFE.sub('_', label)[:60]}"
             self._live.append(path)
+        # A worktree is a checkout of every file: let git write them on every core.
+        args = (
+            "-c",
+            "checkout.workers=0",
+            "worktree",
+            "add",
+            "--detach",
+            "--quiet",
+            str(path),
+            rev,
+        )
         try:
-            run_git(self.root, "worktree", "add", "--detach", "--quiet", str(path), rev)
+            run_git(self.root, *args)
         except GitError:
             # Another process's `worktree remove` or `prune` may drop git's (empty)
             # worktrees folder under us; a second try settles that race.
             shutil.rmtree(path, ignore_errors=True)
-            run_git(self.root, "worktree", "add", "--detach", "--quiet", str(path), rev)
+            run_git(self.root, *args)
         return path
 
     def remove(self, path: Path) -> None:
