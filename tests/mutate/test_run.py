@@ -425,3 +425,19 @@ def test_text_report_and_sigterm_free_run(repo: Repo) -> None:
     assert "mutate: control: GREEN" in run.stderr  # plain progress lines off a terminal
     # Our handlers are gone once the command returns.
     assert signal.getsignal(signal.SIGTERM) in (signal.SIG_DFL, signal.default_int_handler)
+
+
+def test_many_arms_at_once_register_their_worktrees_safely(repo: Repo) -> None:
+    """git reads every worktree's records while it adds one: adds made at the same time once
+    failed on each other's half-written records."""
+    py_project(repo)
+    arms = [{"name": "control"}] + [
+        {"name": f"M{i}", "replace": {"path": "README", "old": "calc", "new": f"m{i}"}}
+        for i in range(7)
+    ]
+    plan = write_plan(repo, {"test": "true", "arms": arms})
+    for _ in range(3):
+        code, data = _run(repo, plan, "-j", "8")
+        assert code == 0, data["failures"]
+        assert {r["verdict"] for r in data["arms"]} == {"GREEN"}
+    no_worktrees_left(repo)

@@ -19,6 +19,7 @@ import shutil
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from tools.git import GitError, run_git
@@ -41,6 +42,7 @@ class Worktrees:
         self._n = 0
         reg = _registry(tools_dir)
         reg.mkdir(parents=True, exist_ok=True)
+        self.registry = reg
         self._entry = reg / f"{self.tmp.name}.json"
         # Lock first, then write: a sweeper that sees the entry unlocked sees it empty too.
         self._fd = os.open(self._entry, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
@@ -56,24 +58,22 @@ class Worktrees:
             self._n += 1
             path = self.tmp / f"{self._n:03d}-{_SAFE.sub('_', label)[:60]}"
             self._live.append(path)
-        # A worktree is a checkout of every file: let git write them on every core.
-        args = (
-            "-c",
-            "checkout.workers=0",
-            "worktree",
-            "add",
-            "--detach",
-            "--quiet",
-            str(path),
-            rev,
-        )
-        try:
-            run_git(self.root, *args)
-        except GitError:
-            # Another process's `worktree remove` or `prune` may drop git's (empty)
-            # worktrees folder under us; a second try settles that race.
-            shutil.rmtree(path, ignore_errors=True)
-            run_git(self.root, *args)
+        # `git worktree add` reads every other worktree's records, and one being made
+        # concurrently is half written: registration (fast, no files) goes one at a time,
+        # across threads and tools processes alike; the checkout then runs in parallel,
+        # with git writing the files on every core.
+        with _registration(self.registry):
+            run_git(
+                self.root,
+                "worktree",
+                "add",
+                "--no-checkout",
+                "--detach",
+                "--quiet",
+                str(path),
+                rev,
+            )
+        run_git(path, "-c", "checkout.workers=0", "reset", "--hard", "--quiet")
         return path
 
     def remove(self, path: Path) -> None:
@@ -96,7 +96,8 @@ class Worktrees:
         for path in live:
             self.remove(path)
         shutil.rmtree(self.tmp, ignore_errors=True)
-        with contextlib.suppress(GitError, OSError):
+        # Pruning may delete git's emptied worktrees folder: not while another registers.
+        with contextlib.suppress(GitError, OSError), _registration(self.registry):
             run_git(self.root, "worktree", "prune")
         with contextlib.suppress(OSError):
             os.unlink(self._entry)
@@ -108,6 +109,18 @@ class Worktrees:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+@contextlib.contextmanager
+def _registration(reg: Path) -> Iterator[None]:
+    """An exclusive lock for registering a worktree with git (one flock per open, so threads
+    of one process exclude each other as processes do)."""
+    fd = os.open(reg / "add.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
 
 
 def sweep(repo_root: Path, tools_dir: Path, *, min_age_s: float = 60.0) -> list[str]:
@@ -140,12 +153,10 @@ def sweep(repo_root: Path, tools_dir: Path, *, min_age_s: float = 60.0) -> list[
             # Only ever a directory this module made.
             if tmp.name.startswith("tools-mutate-") and tmp.is_dir():
                 for path in sorted(tmp.iterdir()):
-                    with contextlib.suppress(GitError, OSError):
-                        run_git(repo_root, "worktree", "remove", "--force", "--force", str(path))
                     shutil.rmtree(path, ignore_errors=True)
                     gone += 1
                 shutil.rmtree(tmp, ignore_errors=True)
-            with contextlib.suppress(GitError, OSError):
+            with contextlib.suppress(GitError, OSError), _registration(reg):
                 run_git(repo_root, "worktree", "prune")
             os.unlink(entry)
             notices.append(
