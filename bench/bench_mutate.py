@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from measure import cpu_model, median, wall_times  # noqa: E402
+from measure import cpu_model, median  # noqa: E402
 from synth import fast_import, many_files  # noqa: E402
 
 TOOLS = [sys.executable, "-m", "tools"]
@@ -66,6 +66,21 @@ def _run_cmd(repo: Path, plan: Path, jobs: int, receipt: Path) -> list[str]:
     return [*TOOLS, "mutate", "run", str(plan), "-j", str(jobs), "--receipt", str(receipt)]
 
 
+def _timed(cmd: list[str], cwd: Path, runs: int) -> tuple[list[float], set[int]]:
+    """Like measure.wall_times, and a run that exits non-zero shows its output (a benchmark
+    of failing runs measures nothing)."""
+    walls: list[float] = []
+    codes: set[int] = set()
+    for _ in range(runs):
+        start = time.perf_counter()
+        proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
+        walls.append(time.perf_counter() - start)
+        codes.add(proc.returncode)
+        if proc.returncode != 0:
+            print(f"exit {proc.returncode}: {' '.join(cmd[2:])}\n{proc.stdout}{proc.stderr}")
+    return walls, codes
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--runs", type=int, default=3)
@@ -83,8 +98,8 @@ def main() -> None:
 
         small = _small_repo(tmp_path)
         plan = _plan(small, "sleep 2", 4)
-        par, codes4 = wall_times(_run_cmd(small, plan, 4, receipt), small, args.runs)
-        seq, codes1 = wall_times(_run_cmd(small, plan, 1, receipt), small, 1)
+        par, codes4 = _timed(_run_cmd(small, plan, 4, receipt), small, args.runs)
+        seq, codes1 = _timed(_run_cmd(small, plan, 1, receipt), small, 1)
 
         big = tmp_path / "big"
         t0 = time.perf_counter()
@@ -108,8 +123,8 @@ def main() -> None:
                 wts.remove(path)
                 removes.append(time.perf_counter() - start)
         big_plan = _plan(big, "true", 4)
-        arms_wall, codes_big = wall_times(_run_cmd(big, big_plan, 1, receipt), big, args.runs)
-        fixed, _ = wall_times([*TOOLS, "mutate", "matrix", str(big_plan)], big, args.runs)
+        arms_wall, codes_big = _timed(_run_cmd(big, big_plan, 1, receipt), big, args.runs)
+        fixed, _ = _timed([*TOOLS, "mutate", "matrix", str(big_plan)], big, args.runs)
 
     where = args.tmpdir or Path(repos_at)
     per_arm = (median(arms_wall) - median(fixed)) / 4
