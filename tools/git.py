@@ -714,3 +714,52 @@ def _parse_ls(raw: bytes, *, staged: bool) -> Iterator[TreeEntry]:
             if kind != b"blob" and kind != b"commit":
                 continue
         yield TreeEntry(mode.decode(), sha.decode(), decode(path))
+
+
+# -- plain git processes ------------------------------------------------------------------------
+# gitpython's runner and its persistent ``cat-file`` processes are not thread-safe; the mutation
+# runner works in several worktrees at once, so there git runs as plain subprocesses.
+# Variables that would point git at another repository than the one named by ``cwd``.
+_FOREIGN_GIT_ENV = (
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_PREFIX",
+    "GIT_COMMON_DIR",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_NAMESPACE",
+)
+
+
+def clean_env(*, optional_locks: bool = True) -> dict[str, str]:
+    """The environment without variables that redirect git (set when running inside a hook).
+    ``optional_locks=False`` also stops git from refreshing an index as a side effect of a
+    read (``git status``), so a read never rewrites the user's ``.git/index``."""
+    env = {k: v for k, v in os.environ.items() if k not in _FOREIGN_GIT_ENV}
+    if not optional_locks:
+        env["GIT_OPTIONAL_LOCKS"] = "0"
+    return env
+
+
+def run_git(
+    cwd: Path, *args: str, input: bytes | None = None, ok: Sequence[int] = (0,)
+) -> tuple[int, bytes, bytes]:
+    """Run ``git args…`` in ``cwd`` as a plain subprocess (thread-safe; hooks disabled, no
+    optional index refresh); returns (status, stdout, stderr). A status outside ``ok``
+    raises :class:`GitError`."""
+    import subprocess
+
+    proc = subprocess.run(
+        ["git", "-c", "core.hooksPath=/dev/null", *args],
+        cwd=cwd,
+        input=input,
+        stdin=None if input is not None else subprocess.DEVNULL,
+        capture_output=True,
+        env=clean_env(optional_locks=False),
+        check=False,
+    )
+    if proc.returncode not in ok:
+        msg = decode(proc.stderr).strip()
+        raise GitError(f"git {' '.join(args[:3])} failed ({proc.returncode}): {msg}")
+    return proc.returncode, proc.stdout, proc.stderr

@@ -16,6 +16,7 @@ from tools.cli import (
     docs,
     ledgers,
     links,
+    mutate,
     numerics,
     preflight,
     ratchet,
@@ -57,6 +58,7 @@ for _module in (
     config_cmd,
     ledgers,
     numerics,
+    mutate,
 ):
     _module.register(app)
 

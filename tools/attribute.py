@@ -1,0 +1,364 @@
+"""``tools attribute``: which commit broke the test, proven both ways.
+
+1. In a detached worktree, the test is checked at ``good`` (must pass) and ``bad`` (must
+   fail), then ``git bisect`` walks ``good..bad`` with the ``git bisect run`` exit-code
+   protocol: a build that fails (or runs past the timeout) is a skip (125); the test's 0 is
+   good, 125 a skip, 1–127 bad; any other status aborts, as it does for ``git bisect run``.
+2. At ``bad``, the first bad commit C's changes to the named paths (default: every path C
+   touched) are reverted (C's diff applied in reverse; where that no longer applies, the
+   paths take their content at C's parent) and the test must pass; then the paths are
+   restored, their sha256 must equal ``bad``'s again, and the test must fail.
+
+Only both directions give ATTRIBUTED; anything else is NOT-ATTRIBUTED with the reason.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tools.errors import UsageError
+from tools.git import GitError, decode, run_git
+from tools.mutate import apply as ap
+from tools.mutate.proc import Registry, StepResult, run_step
+
+if TYPE_CHECKING:
+    from tools.git import Git
+
+_SHA_LINE = re.compile(rb"^([0-9a-f]{40,64}) is the first bad commit", re.MULTILINE)
+_SHA_ONLY = re.compile(rb"^[0-9a-f]{40,64}$")
+
+
+@dataclass
+class Job:
+    good: str
+    bad: str
+    test: str
+    build: str | None
+    paths: list[str] | None
+    spec: str | None
+
+
+def prepare(
+    git: Git,
+    *,
+    good: str,
+    bad: str,
+    test: str,
+    build: str | None,
+    paths: list[str] | None,
+    spec: str | None,
+) -> Job:
+    """Resolve and check the arguments (UsageError, exit 2, for any that cannot be judged)."""
+    from tools.config import is_repo_relative
+    from tools.mutate.plan import check_inside
+
+    shas = {}
+    for flag, rev in (("--good", good), ("--bad", bad)):
+        sha = git.resolve(rev)
+        if sha is None:
+            raise UsageError(f"revision {rev!r} does not resolve", where=flag, expected="a commit")
+        shas[flag] = sha
+    if shas["--good"] == shas["--bad"]:
+        raise UsageError("--good and --bad name the same commit", where="--bad")
+    if not git.is_ancestor(shas["--good"], shas["--bad"]):
+        raise UsageError(
+            f"{good!r} is not an ancestor of {bad!r}", where="--good", expected="good before bad"
+        )
+    if not test.strip():
+        raise UsageError("the test command is empty", where="--test")
+    for path in paths or []:
+        if not is_repo_relative(path):
+            raise UsageError(
+                f"{path!r} is not inside the repository",
+                where="--path",
+                expected="a repo-relative path",
+            )
+        check_inside(git.root, path, "--path")
+    if spec is not None:
+        if not is_repo_relative(spec):
+            raise UsageError(f"{spec!r} is not inside the repository", where="--spec")
+        if not check_inside(git.root, spec, "--spec").is_file():
+            raise UsageError(f"spec {spec!r} not found", where="--spec")
+    return Job(shas["--good"], shas["--bad"], test, build or None, paths or None, spec)
+
+
+def _label(step_build: StepResult | None, step_test: StepResult | None) -> str:
+    """good | bad | skip | abort, by the ``git bisect run`` protocol."""
+    if step_build is not None and (step_build.timed_out or step_build.rc != 0):
+        return "skip"
+    assert step_test is not None
+    if step_test.timed_out or step_test.rc == 125:
+        return "skip"
+    rc = step_test.rc
+    assert rc is not None
+    if rc == 0:
+        return "good"
+    return "bad" if 1 <= rc <= 127 else "abort"
+
+
+class _Runner:
+    def __init__(self, job: Job, tree: Path, timeout: float, registry: Registry):
+        self.job, self.tree, self.timeout, self.registry = job, tree, timeout, registry
+
+    def build(self) -> StepResult | None:
+        if not self.job.build:
+            return None
+        return run_step(self.job.build, self.tree, timeout=self.timeout, registry=self.registry)
+
+    def test(self) -> StepResult:
+        return run_step(self.job.test, self.tree, timeout=self.timeout, registry=self.registry)
+
+    def step(self) -> tuple[str, dict[str, Any]]:
+        b = self.build()
+        t = None if b is not None and (b.timed_out or b.rc != 0) else self.test()
+        label = _label(b, t)
+        head = decode(run_git(self.tree, "rev-parse", "HEAD")[1]).strip()
+        return label, {
+            "commit": head,
+            "label": label,
+            "compile_rc": None if b is None else b.rc,
+            "run_rc": None if t is None else t.rc,
+            "timed_out": bool((b and b.timed_out) or (t and t.timed_out)),
+        }
+
+
+def _checkout(tree: Path, sha: str) -> None:
+    run_git(tree, "checkout", "--force", "--detach", "--quiet", sha)
+
+
+def _bisect(
+    runner: _Runner, job: Job, steps: list[dict[str, Any]], note: Callable[[str], None]
+) -> tuple[str | None, list[str], str | None]:
+    """(first bad, candidates when ambiguous, reason when it fails)."""
+    tree = runner.tree
+    _, out, err = run_git(tree, "bisect", "start", job.bad, job.good, "--", ok=(0, 1, 2))
+    while True:
+        found = _SHA_LINE.search(out)
+        if found:
+            return decode(found.group(1)), [], None
+        if b"only 'skip'ped commits left" in out:
+            tail = out.split(b"could be any of:", 1)[-1]
+            cands = [decode(x) for x in tail.split() if _SHA_ONLY.match(x)]
+            short = ", ".join(c[:12] for c in cands)
+            return (
+                None,
+                cands,
+                (
+                    f"bisection cannot separate {short}: the commits between them were skipped "
+                    "(their build fails, or the test exits 125), so the break needs the changes "
+                    "of more than one commit to be judged"
+                ),
+            )
+        if not out.strip() and err.strip():
+            raise GitError(f"git bisect: {decode(err).strip()}")
+        label, info = runner.step()
+        steps.append(info)
+        note(f"bisect: {info['commit'][:12]} is {label}")
+        if label == "abort":
+            return (
+                None,
+                [],
+                (
+                    f"the test exited {info['run_rc']} at {info['commit'][:12]}: outside the "
+                    "bisect protocol (0 good, 1-127 bad, 125 skip), so bisection stopped"
+                ),
+            )
+        # A build may rewrite tracked files; the next checkout must not trip over them.
+        run_git(tree, "reset", "--hard", "--quiet")
+        _, out, err = run_git(tree, "bisect", label, ok=(0, 1, 2))
+
+
+def _changed_paths(tree: Path, commit: str) -> list[str]:
+    """Every path ``commit`` changed relative to its first parent (renames as two paths)."""
+    _, out, _ = run_git(
+        tree, "diff-tree", "-r", "--no-renames", "--name-only", "-z", f"{commit}^", commit, "--"
+    )
+    return [decode(p) for p in out.split(b"\0") if p]
+
+
+def _revert(tree: Path, commit: str, paths: list[str]) -> str:
+    """Undo ``commit``'s changes to ``paths`` in ``tree``: its diff in reverse, or, where that
+    no longer applies, each path's content at ``commit^``. Returns the method used."""
+    _, diff, _ = run_git(
+        tree,
+        "--literal-pathspecs",
+        "diff",
+        "--binary",
+        "--no-renames",
+        "--no-ext-diff",
+        "--no-color",
+        f"{commit}^",
+        commit,
+        "--",
+        *paths,
+    )
+    if diff.strip():
+        status, _, _ = run_git(
+            tree, "apply", "-R", "--whitespace=nowarn", "-", input=diff, ok=range(256)
+        )
+        if status == 0:
+            return "reverse-patch"
+    for path in paths:
+        ap.write_state(tree, path, ap.state_at(tree, f"{commit}^", path))
+    return "content"
+
+
+def judge(
+    revert: dict[str, Any], restore: dict[str, Any], *, changed: bool, first_bad: str
+) -> tuple[str, str | None]:
+    """ATTRIBUTED only when reverting turned the test green and restoring (sha256-verified)
+    turned it red again; otherwise NOT-ATTRIBUTED with the direction(s) that failed."""
+    c = first_bad[:12]
+    if not changed:
+        return "NOT-ATTRIBUTED", f"reverting {c}'s changes changed no file at bad"
+    reasons = []
+    if revert.get("compile_rc") not in (None, 0):
+        reasons.append(
+            f"revert direction failed: the build fails with {c} reverted "
+            f"(compile_rc {revert['compile_rc']}), which proves nothing"
+        )
+    elif revert.get("run_rc") != 0:
+        rc = "timed out" if revert.get("run_rc") is None else f"run_rc {revert['run_rc']}"
+        reasons.append(f"revert direction failed: with {c} reverted the test still fails ({rc})")
+    if not restore.get("verified"):
+        reasons.append("restore direction failed: the restored files' sha256 differ from bad's")
+    elif restore.get("compile_rc") not in (None, 0):
+        reasons.append(
+            f"restore direction failed: the build fails once {c} is restored "
+            f"(compile_rc {restore['compile_rc']})"
+        )
+    elif restore.get("run_rc") == 0:
+        reasons.append(
+            f"restore direction failed: with {c} restored the test passes (run_rc 0), "
+            "so the failure at bad does not come back"
+        )
+    elif restore.get("run_rc") is None:
+        reasons.append("restore direction failed: the test timed out once restored")
+    if reasons:
+        return "NOT-ATTRIBUTED", "; ".join(reasons)
+    return "ATTRIBUTED", None
+
+
+def _phase(runner: _Runner) -> dict[str, Any]:
+    b = runner.build()
+    t = None if b is not None and (b.timed_out or b.rc != 0) else runner.test()
+    return {
+        "compile_rc": None if b is None else b.rc,
+        "run_rc": None if t is None else t.rc,
+        "tail": (t.tail if t is not None else b.tail if b is not None else ""),
+    }
+
+
+def run(job: Job, git: Git, *, timeout: float, note: Callable[[str], None]) -> dict[str, Any]:
+    """Bisect and prove; the ``attribution`` payload."""
+    from tools.mutate.worktree import Worktrees
+
+    registry = Registry()
+    payload: dict[str, Any] = {
+        "plan": f"attribute:{job.good[:12]}..{job.bad[:12]}",
+        "good": job.good,
+        "bad": job.bad,
+        "first_bad": None,
+        "test": job.test,
+        "build": job.build,
+        "paths": list(job.paths or []),
+        "revert": {"run_rc": None, "targets": []},
+        "restore": {"run_rc": None, "targets": []},
+        "verdict": "NOT-ATTRIBUTED",
+        "reason": None,
+        "spec": job.spec,
+        "steps": [],
+        "candidates": [],
+        "timeout": timeout,
+    }
+    steps: list[dict[str, Any]] = payload["steps"]
+    wts = Worktrees(git.root, git.tools_dir())
+    try:
+        tree = wts.add("attribute", job.bad)
+        runner = _Runner(job, tree, timeout, registry)
+        for sha, want in ((job.good, "good"), (job.bad, "bad")):
+            _checkout(tree, sha)
+            label, info = runner.step()
+            info["check"] = want
+            steps.append(info)
+            note(f"check: {sha[:12]} ({want}) is {label}")
+            if label != want:
+                payload["reason"] = _precheck_reason(want, info)
+                return payload
+        first_bad, candidates, reason = _bisect(runner, job, steps, note)
+        run_git(tree, "bisect", "reset", "--quiet", ok=(0, 1))
+        _checkout(tree, job.bad)
+        payload["candidates"] = candidates
+        if first_bad is None:
+            payload["reason"] = reason
+            return payload
+        payload["first_bad"] = first_bad
+        paths = list(job.paths) if job.paths else _changed_paths(tree, first_bad)
+        payload["paths"] = paths
+        note(f"first bad: {first_bad[:12]}; proving both ways on {len(paths)} path(s)")
+        before = {p: ap.read_state(tree, p) for p in paths}
+        method = _revert(tree, first_bad, paths)
+        reverted = {p: ap.read_state(tree, p) for p in paths}
+        changed = any(reverted[p].data != before[p].data for p in paths)
+        revert = _phase(runner) if changed else {"compile_rc": None, "run_rc": None, "tail": ""}
+        after_revert = {p: ap.read_state(tree, p) for p in paths}
+        note(f"revert: run_rc {revert['run_rc']}")
+        for p in paths:
+            ap.write_state(tree, p, before[p])
+        restored = {p: ap.read_state(tree, p) for p in paths}
+        verified = all(restored[p].data == before[p].data for p in paths)
+        restore = _phase(runner) if changed else {"compile_rc": None, "run_rc": None, "tail": ""}
+        note(f"restore: run_rc {restore['run_rc']}")
+        payload["revert"] = {
+            **revert,
+            "method": method,
+            "targets": [
+                ap.target_record(p, before[p], reverted[p], after_revert[p]) for p in paths
+            ],
+        }
+        payload["restore"] = {
+            **restore,
+            "verified": verified,
+            "targets": [ap.target_record(p, before[p], reverted[p], restored[p]) for p in paths],
+        }
+        payload["verdict"], payload["reason"] = judge(
+            payload["revert"], payload["restore"], changed=changed, first_bad=first_bad
+        )
+        return payload
+    finally:
+        wts.close()
+
+
+def _precheck_reason(want: str, info: dict[str, Any]) -> str:
+    at = info["commit"][:12]
+    if info["compile_rc"] not in (None, 0):
+        return f"the build fails at {want} {at} (compile_rc {info['compile_rc']})"
+    if info["timed_out"]:
+        return f"a step timed out at {want} {at}"
+    if want == "good":
+        return f"the test does not pass at good {at} (run_rc {info['run_rc']})"
+    return f"the test does not fail at bad {at} (run_rc {info['run_rc']})"
+
+
+def describe(payload: dict[str, Any]) -> list[str]:
+    """The text report of an attribution."""
+    lines = [f"attribute {payload['good'][:12]}..{payload['bad'][:12]}: {payload['verdict']}"]
+    if payload["first_bad"]:
+        lines.append(f"  first bad: {payload['first_bad']}")
+    if payload["candidates"]:
+        lines.append("  candidates: " + ", ".join(c[:12] for c in payload["candidates"]))
+    if payload["paths"]:
+        lines.append("  paths: " + ", ".join(payload["paths"]))
+    for phase in ("revert", "restore"):
+        part = payload[phase]
+        if part.get("targets"):
+            lines.append(
+                f"  {phase}: compile_rc {part.get('compile_rc')}, run_rc {part.get('run_rc')}"
+            )
+    if payload["reason"]:
+        lines.append(f"  reason: {payload['reason']}")
+    return lines

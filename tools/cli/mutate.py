@@ -1,0 +1,374 @@
+"""``tools mutate run|matrix|collect`` and ``tools attribute`` (SPEC §6).
+
+Exit codes: 0 every arm completed and every ``expect`` met (FLAKY alone is no error); 1 an
+``expect`` unmet, an arm ERROR or UNANCHORED, an unexpected TIMEOUT, a restore that did not
+verify, or a table that could not be rendered; 2 a bad plan or argument; 130 / 143 when
+interrupted (every worktree removed, the working tree restored, nothing recorded).
+Everything heavy loads inside the commands.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from tools.cli.common import EXIT_FAIL, command, emit, new_app
+from tools.errors import UsageError
+from tools.options import Options
+
+if TYPE_CHECKING:
+    from tools.git import Git
+
+
+def _prelude(opts: Options) -> Git:
+    """Open the repository, then finish what an earlier run left: a pending in-place restore
+    (said on stderr) and worktrees of a run that was killed."""
+    from tools.git import Git
+    from tools.mutate import inplace, worktree
+
+    git = Git(opts.repo)
+    for notice in inplace.recover(git.root, git.tools_dir()):
+        emit(f"notice: {notice}\n", err=True)
+    for notice in worktree.sweep(git.root, git.tools_dir()):
+        emit(f"notice: {notice}\n", err=True)
+    return git
+
+
+def _ledger_path(git: Git, opts: Options) -> tuple[Path, str]:
+    from tools.config import load as load_config
+
+    cfg, _ = load_config(git.root, opts.config, tools_dir=git.tools_dir())
+    rel = cfg["ledger"]["path"]
+    return git.root / rel, rel
+
+
+def _append(path: Path, rel: str, records: list[dict[str, Any]]) -> None:
+    from tools import ledger
+
+    try:
+        written = ledger.append_records(path, records)
+    except OSError as exc:
+        raise UsageError(f"cannot append: {exc.strerror}", where=rel) from None
+    for notice in getattr(written, "notices", []):
+        emit(f"notice: {notice}\n", err=True)
+
+
+def _render(git: Git, spec: str, record: dict[str, Any], lookup: Any) -> str | None:
+    """Render into ``spec``; the line to print, or None after printing an error."""
+    from tools.mutate import spec_table
+
+    try:
+        changed = spec_table.render(git.root, spec, record, lookup)
+    except spec_table.RendererUnavailable as exc:
+        emit(f"error: the evidence table of {spec} was not written: {exc}\n", err=True)
+        return None
+    return f"spec: {spec}: evidence table " + ("rendered" if changed else "already current")
+
+
+def _applied(p: dict[str, Any]) -> str:
+    if not p["applied"]:
+        return "no"
+    added = sum(n["added"] for n in p["numstat"])
+    deleted = sum(n["deleted"] for n in p["numstat"])
+    return f"yes (+{added}/-{deleted})" if p["numstat"] else "yes"
+
+
+def _rc(value: Any) -> str:
+    return "—" if value is None else str(value)
+
+
+def _arm_lines(records: list[dict[str, Any]]) -> list[str]:
+    rows = [("arm", "verdict", "applied", "compile_rc", "run_rc", "restored", "note")]
+    for r in records:
+        note = []
+        if r.get("expect"):
+            met = "met" if r["expect"] == r["verdict"] else "UNMET"
+            note.append(f"expect {r['expect']}: {met}")
+        if r.get("reason"):
+            note.append(str(r["reason"]))
+        restored = {True: "yes", False: "NO", None: "—"}[r["restored"]]
+        run_rc = ",".join(str(x) for x in r["run_rcs"]) if r["run_rcs"] else "—"
+        rows.append(
+            (
+                r["arm"],
+                r["verdict"],
+                _applied(r),
+                _rc(r["compile_rc"]),
+                run_rc,
+                restored,
+                "; ".join(note),
+            )
+        )
+    widths = [max(len(row[i]) for row in rows) for i in range(6)]
+    out = []
+    for row in rows:
+        cells = [row[i].ljust(widths[i]) for i in range(6)]
+        out.append(("  " + "  ".join(cells) + "  " + row[6]).rstrip())
+    return out
+
+
+def _finish(
+    opts: Options,
+    lines: list[str],
+    failures: list[str],
+    payload: dict[str, Any],
+    *,
+    render_failed: bool = False,
+) -> None:
+    code = EXIT_FAIL if failures or render_failed else 0
+    if opts.fmt == "json":
+        payload = {**payload, "failures": failures, "exit": code}
+        emit(json.dumps(payload, ensure_ascii=False, indent=1) + "\n")
+    else:
+        lines = [*lines, *(f"FAIL {f}" for f in failures)]
+        lines.append("result: " + ("FAIL" if code else "ok"))
+        emit("\n".join(lines) + "\n")
+    raise typer.Exit(code)
+
+
+def _progress(opts: Options) -> Any:
+    from tools.mutate.runner import LiveProgress, Progress
+
+    if opts.fmt == "text" and sys.stderr.isatty():
+        return LiveProgress(sys.stderr)
+    return Progress(sys.stderr)
+
+
+def _interrupted(exc: BaseException, what: str) -> typer.Exit:
+    from tools.mutate.proc import exit_status
+
+    emit(f"interrupted: {what}\n", err=True)
+    return typer.Exit(exit_status(exc))
+
+
+def register(app: typer.Typer) -> None:
+    mutate = new_app("Mutation-attribution experiments (plans in YAML; SPEC §6).")
+
+    @mutate.command("run")
+    @command()
+    def mutate_run(
+        opts: Options,
+        plan_file: Annotated[Path, typer.Argument(metavar="PLAN", help="The plan (YAML).")],
+        arms: Annotated[
+            list[str] | None, typer.Option("--arm", help="Run only this arm (repeatable).")
+        ] = None,
+        jobs: Annotated[
+            int, typer.Option("-j", "--jobs", min=1, help="Arms run at once (worktrees).")
+        ] = 1,
+        in_place: Annotated[
+            bool,
+            typer.Option("--in-place", help="Run in the working tree (builds that cannot move)."),
+        ] = False,
+        receipt: Annotated[
+            Path | None,
+            typer.Option("--receipt", help="Write the arm records to this file, not the ledger."),
+        ] = None,
+    ) -> None:
+        """Run the plan's arms: apply, prove, build, test, restore; record every arm and the
+        run in the ledger and render the spec's evidence table."""
+        from tools import ledger
+        from tools.mutate import plan as plan_mod
+        from tools.mutate import records as rec
+        from tools.mutate import runner, spec_table
+        from tools.mutate.proc import Interrupted, Registry, interrupts
+
+        git = _prelude(opts)
+        plan = plan_mod.load(git, plan_file)
+        names = list(arms or [])
+        for name in names:
+            if plan.arm(name) is None:
+                raise UsageError(
+                    f"the plan has no arm {name!r}",
+                    where="--arm",
+                    expected="one of " + ", ".join(a.name for a in plan.arms),
+                )
+        if in_place and jobs > 1:
+            raise UsageError("--in-place runs one arm at a time", where="-j")
+        ledger_path, ledger_rel = (None, None) if receipt else _ledger_path(git, opts)
+        selected = runner.order(plan, names or None)
+        registry = Registry()
+        progress = _progress(opts)
+        try:
+            with interrupts():
+                if in_place:
+                    payloads = runner.run_in_place(
+                        plan,
+                        selected,
+                        repo_root=git.root,
+                        tools_dir=git.tools_dir(),
+                        registry=registry,
+                        progress=progress,
+                    )
+                else:
+                    payloads = runner.run_in_worktrees(
+                        plan,
+                        selected,
+                        repo_root=git.root,
+                        tools_dir=git.tools_dir(),
+                        jobs=jobs,
+                        registry=registry,
+                        progress=progress,
+                    )
+        except (KeyboardInterrupt, Interrupted) as exc:
+            progress.close()
+            where = "the working tree restored" if in_place else "every worktree removed"
+            raise _interrupted(exc, f"{where}; nothing recorded") from None
+        progress.close()
+        rec.anchor(payloads, plan.control.name if plan.control else None)
+        records = [ledger.make_record("mutation-arm", p) for p in rec.in_plan_order(plan, payloads)]
+        failures = rec.failures(records)
+        mode = "in place" if in_place else f"worktrees, -j {jobs}"
+        lines = [f"plan {plan.path} at {plan.base[:12]} ({len(records)} arm(s), {mode})"]
+        lines += _arm_lines(records)
+        render_failed = False
+        run_record = None
+        if receipt is not None:
+            rec_path = receipt if receipt.is_absolute() else Path.cwd() / receipt
+            from tools.mutate.receipts import write_receipt
+
+            write_receipt(rec_path, records)
+            lines.append(f"receipt: {len(records)} mutation-arm record(s) written to {receipt}")
+        else:
+            assert ledger_path is not None and ledger_rel is not None
+            run_record = ledger.make_record("mutation-run", rec.run_payload(plan, records))
+            _append(ledger_path, ledger_rel, [*records, run_record])
+            lines.append(
+                f"ledger: {len(records)} mutation-arm record(s) and mutation-run "
+                f"{run_record['id']} appended to {ledger_rel}"
+            )
+            if plan.spec:
+                lookup = spec_table.ledger_lookup(ledger_path, [*records, run_record])
+                note = _render(git, plan.spec, run_record, lookup)
+                if note is None:
+                    render_failed = True
+                else:
+                    lines.append(note)
+        _finish(
+            opts,
+            lines,
+            failures,
+            {"run": run_record, "arms": records},
+            render_failed=render_failed,
+        )
+
+    @mutate.command("matrix")
+    @command()
+    def mutate_matrix(
+        opts: Options,
+        plan_file: Annotated[Path, typer.Argument(metavar="PLAN", help="The plan (YAML).")],
+    ) -> None:
+        """Print the arms as a GitHub Actions strategy.matrix: {"arm": [names…]}."""
+        from tools.mutate import plan as plan_mod
+        from tools.mutate.receipts import matrix
+
+        git = _prelude(opts)
+        plan = plan_mod.load(git, plan_file)
+        emit(json.dumps(matrix(plan), ensure_ascii=False) + "\n")
+
+    @mutate.command("collect")
+    @command()
+    def mutate_collect(
+        opts: Options,
+        plan_file: Annotated[Path, typer.Argument(metavar="PLAN", help="The plan (YAML).")],
+    ) -> None:
+        """Build the run record from the plan's arm records in the ledger (merged receipts),
+        decide UNANCHORED, append, and render the spec's evidence table."""
+        from tools.mutate import plan as plan_mod
+        from tools.mutate import records as rec
+        from tools.mutate import spec_table
+        from tools.mutate.receipts import collect
+
+        git = _prelude(opts)
+        plan = plan_mod.load(git, plan_file)
+        ledger_path, ledger_rel = _ledger_path(git, opts)
+        got = collect(plan, ledger_path)
+        if got.missing:
+            emit(
+                f"error: {ledger_rel} has no mutation-arm record of plan {plan.path} "
+                f"(sha256 {plan.sha256[:12]}) at base {plan.base[:12]} for arm(s) "
+                f"{', '.join(got.missing)}; nothing written\n",
+                err=True,
+            )
+            raise typer.Exit(EXIT_FAIL)
+        assert got.run is not None
+        _append(ledger_path, ledger_rel, got.new)
+        lines = [f"plan {plan.path} at {plan.base[:12]} ({len(got.arms)} arm(s), collected)"]
+        lines += _arm_lines(got.arms)
+        extra = f" ({got.superseded} arm record(s) re-judged)" if got.superseded else ""
+        lines.append(f"ledger: mutation-run {got.run['id']} appended to {ledger_rel}{extra}")
+        render_failed = False
+        if plan.spec:
+            lookup = spec_table.ledger_lookup(ledger_path, got.new)
+            note = _render(git, plan.spec, got.run, lookup)
+            if note is None:
+                render_failed = True
+            else:
+                lines.append(note)
+        _finish(
+            opts,
+            lines,
+            rec.failures(got.arms),
+            {"run": got.run, "arms": got.arms},
+            render_failed=render_failed,
+        )
+
+    app.add_typer(mutate, name="mutate")
+
+    @app.command("attribute")
+    @command()
+    def attribute(
+        opts: Options,
+        good: Annotated[str, typer.Option("--good", help="A commit where the test passes.")],
+        bad: Annotated[str, typer.Option("--bad", help="A later commit where it fails.")],
+        test: Annotated[str, typer.Option("--test", help="Shell command: exit 0 = pass.")],
+        build: Annotated[
+            str | None, typer.Option("--build", help="Shell command run before each test.")
+        ] = None,
+        paths: Annotated[
+            list[str] | None,
+            typer.Option("--path", help="Paths to revert (default: all the commit touched)."),
+        ] = None,
+        spec: Annotated[
+            str | None, typer.Option("--spec", help="Render the evidence table into this spec.")
+        ] = None,
+        timeout: Annotated[
+            float, typer.Option("--timeout", min=0.001, help="Seconds per build or test step.")
+        ] = 1800.0,
+    ) -> None:
+        """Bisect good..bad in a worktree (a build failure is a skip), then prove the first bad
+        commit both ways at bad: reverting its paths turns the test green, restoring them red."""
+        from tools import attribute as attr
+        from tools import ledger
+        from tools.mutate import spec_table
+        from tools.mutate.proc import Interrupted, interrupts
+
+        git = _prelude(opts)
+        job = attr.prepare(git, good=good, bad=bad, test=test, build=build, paths=paths, spec=spec)
+        ledger_path, ledger_rel = _ledger_path(git, opts)
+
+        def progress(line: str) -> None:
+            emit(f"attribute: {line}\n", err=True)
+
+        try:
+            with interrupts():
+                payload = attr.run(job, git, timeout=timeout, note=progress)
+        except (KeyboardInterrupt, Interrupted) as exc:
+            raise _interrupted(exc, "the worktree removed; nothing recorded") from None
+        record = ledger.make_record("attribution", payload)
+        _append(ledger_path, ledger_rel, [record])
+        lines = attr.describe(payload)
+        lines.append(f"ledger: attribution {record['id']} appended to {ledger_rel}")
+        render_failed = False
+        if spec:
+            lookup = spec_table.ledger_lookup(ledger_path, [record])
+            note = _render(git, spec, record, lookup)
+            if note is None:
+                render_failed = True
+            else:
+                lines.append(note)
+        failures = [] if payload["verdict"] == "ATTRIBUTED" else [str(payload["reason"])]
+        _finish(opts, lines, failures, {"attribution": record}, render_failed=render_failed)

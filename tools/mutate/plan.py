@@ -1,0 +1,247 @@
+"""The mutation plan (YAML): validated by ``tools/data/mutate-plan.schema.json``, then related
+to the repository: paths stay inside it, revisions resolve, patch files exist, arm names are
+unique, ``expect`` names arms. Every problem is a UsageError naming the key path (exit 2)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from tools.errors import UsageError
+
+if TYPE_CHECKING:
+    from tools.git import Git
+
+SCHEMA = "mutate-plan.schema.json"
+DEFAULT_TIMEOUT_S = 1800.0
+KINDS = ("revert", "replace", "patch")
+VERDICTS = ("GREEN", "RED", "NO-BUILD", "NOT-APPLIED", "TIMEOUT", "ERROR", "FLAKY", "UNANCHORED")
+
+
+@dataclass(frozen=True)
+class Mutation:
+    """One mutation as the plan wrote it (``fields``), with what loading resolved: the
+    commit a ``revert`` names and the bytes of a ``patch`` (applied as read here, so the
+    recorded sha256 is what ran)."""
+
+    kind: str
+    fields: dict[str, Any]
+    where: str
+    commit: str | None = None
+    patch_bytes: bytes | None = None
+
+    @property
+    def path(self) -> str:
+        """The file a revert or replace changes; the patch file of a patch."""
+        return str(self.fields["path"] if self.kind != "patch" else self.fields["patch"])
+
+    def plan_entry(self) -> dict[str, Any]:
+        """The mutation as the plan spells it (``{"revert": {...}}``, ``{"patch": "p.diff"}``)."""
+        if self.kind == "patch":
+            return {"patch": self.fields["patch"]}
+        return {self.kind: dict(self.fields)}
+
+    def record(self) -> dict[str, Any]:
+        """``{"kind": …, …the plan's fields}`` plus the resolved commit / the patch's sha256."""
+        out: dict[str, Any] = {"kind": self.kind, **self.fields}
+        if self.commit is not None:
+            out["commit"] = self.commit
+        if self.patch_bytes is not None:
+            out["sha256"] = hashlib.sha256(self.patch_bytes).hexdigest()
+        return out
+
+    def describe(self) -> str:
+        f = self.fields
+        if self.kind == "revert":
+            return f"revert {f['path']} to {f['to']}"
+        if self.kind == "replace":
+            times = f" ×{f['count']}" if "count" in f else ""
+            return f"replace {f['old']!r}→{f['new']!r}{times} in {f['path']}"
+        return f"patch {f['patch']}"
+
+
+def describe_all(mutations: list[Mutation]) -> str:
+    return "; ".join(m.describe() for m in mutations) or "none"
+
+
+@dataclass(frozen=True)
+class Arm:
+    name: str
+    mutations: list[Mutation]
+    where: str
+
+    @property
+    def is_control(self) -> bool:
+        return not self.mutations
+
+
+@dataclass
+class Plan:
+    path: str  # repo-relative
+    sha256: str
+    base: str  # 40-hex
+    base_rev: str  # as written
+    test: str
+    build: str | None
+    timeout: float
+    repeat: int
+    arms: list[Arm]
+    spec: str | None = None
+    expect: dict[str, str] = field(default_factory=dict)
+    overlay: list[Mutation] = field(default_factory=list)
+
+    @property
+    def control(self) -> Arm | None:
+        return next((a for a in self.arms if a.is_control), None)
+
+    def overlay_entries(self) -> list[dict[str, Any]]:
+        return [m.plan_entry() for m in self.overlay]
+
+    def arm(self, name: str) -> Arm | None:
+        return next((a for a in self.arms if a.name == name), None)
+
+
+def repo_relative(path: Path, root: Path, what: str) -> str:
+    """``path`` (absolute or relative to the cwd) as a repo-relative posix path; a path
+    outside the repository is a UsageError."""
+    full = Path(path).resolve()
+    try:
+        rel = full.relative_to(root)
+    except ValueError:
+        raise UsageError(f"{what} lies outside the repository {root}", where=str(path)) from None
+    return rel.as_posix()
+
+
+def check_inside(root: Path, rel: str, where: str) -> Path:
+    """The full path of repo-relative ``rel``; refuses a ``.git`` component and a path that a
+    symbolic link leads outside the repository."""
+    parts = rel.split("/")
+    if ".git" in parts:
+        raise UsageError(f"{rel!r} reaches into .git", where=where, expected="a path in the tree")
+    full = root / rel
+    real = Path(os.path.realpath(full))
+    if real != root and root not in real.parents:
+        raise UsageError(
+            f"{rel!r} leads outside the repository through a symbolic link", where=where
+        )
+    return full
+
+
+def load(git: Git, plan_path: Path) -> Plan:
+    """Read, validate and resolve the plan file ``plan_path``."""
+    import yaml
+
+    from tools.config import is_repo_relative, load_yaml
+    from tools.schema import validate_against
+
+    root = git.root
+    rel = repo_relative(plan_path, root, "the plan")
+    src = rel
+    try:
+        raw = (root / rel).read_bytes()
+    except FileNotFoundError:
+        raise UsageError("no such file", where=src) from None
+    except OSError as exc:
+        raise UsageError(f"cannot read: {exc.strerror}", where=src) from None
+    try:
+        data = load_yaml(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"not UTF-8 (byte {exc.start})", where=src) from None
+    except yaml.YAMLError as exc:
+        raise UsageError(f"not YAML: {' '.join(str(exc).split())}", where=src) from None
+    validate_against(data, SCHEMA, src, exact_integers=True)
+
+    def resolve(rev: str, where: str) -> str:
+        sha = git.resolve(rev)
+        if sha is None:
+            raise UsageError(f"revision {rev!r} does not resolve", where=where, expected="a commit")
+        return sha
+
+    def mutation(kind: str, value: Any, where: str) -> Mutation:
+        if kind == "patch":
+            full = check_inside(root, value, where)
+            try:
+                body = full.read_bytes()
+            except IsADirectoryError:
+                raise UsageError("is a directory, expected a patch file", where=where) from None
+            except FileNotFoundError:
+                raise UsageError(f"patch file {value!r} not found", where=where) from None
+            except OSError as exc:
+                raise UsageError(f"cannot read {value!r}: {exc.strerror}", where=where) from None
+            return Mutation("patch", {"patch": value}, where, patch_bytes=body)
+        check_inside(root, value["path"], f"{where}.path")
+        commit = resolve(value["to"], f"{where}.to") if kind == "revert" else None
+        return Mutation(kind, dict(value), where, commit=commit)
+
+    def one(entry: dict[str, Any], where: str) -> Mutation:
+        ((kind, value),) = entry.items()
+        return mutation(kind, value, f"{where}.{kind}")
+
+    arms: list[Arm] = []
+    seen: dict[str, int] = {}
+    control: str | None = None
+    for i, spec in enumerate(data["arms"]):
+        where = f"{src}: arms[{i}]"
+        name = spec["name"]
+        if name in seen:
+            raise UsageError(
+                f"arm name {name!r} repeats arms[{seen[name]}]",
+                where=f"{where}.name",
+                expected="unique arm names",
+            )
+        seen[name] = i
+        given = [k for k in (*KINDS, "mutations") if k in spec]
+        if len(given) > 1:
+            raise UsageError(
+                f"gives both {given[0]} and {given[1]}",
+                where=where,
+                expected="one of revert, replace, patch, or a list under mutations",
+            )
+        if not given:
+            mutations: list[Mutation] = []
+        elif given[0] == "mutations":
+            mutations = [one(m, f"{where}.mutations[{j}]") for j, m in enumerate(spec["mutations"])]
+        else:
+            mutations = [mutation(given[0], spec[given[0]], f"{where}.{given[0]}")]
+        if not mutations:
+            if control is not None:
+                raise UsageError(
+                    f"a second arm without mutations (the control is {control!r})",
+                    where=where,
+                    expected="one control arm at most",
+                )
+            control = name
+        arms.append(Arm(name, mutations, where))
+
+    expect = dict(data.get("expect") or {})
+    for name in expect:
+        if name not in seen:
+            raise UsageError("names no arm of the plan", where=f"{src}: expect.{name}")
+        if expect[name] == "NOT-APPLIED" and name == control:
+            raise UsageError("the control arm is never NOT-APPLIED", where=f"{src}: expect.{name}")
+    overlay = [one(m, f"{src}: overlay[{j}]") for j, m in enumerate(data.get("overlay") or [])]
+
+    spec_rel = data.get("spec")
+    if spec_rel is not None:
+        assert is_repo_relative(spec_rel)
+        full = check_inside(root, spec_rel, f"{src}: spec")
+        if not full.is_file():
+            raise UsageError(f"spec {spec_rel!r} not found", where=f"{src}: spec")
+    base_rev = data.get("base", "HEAD")
+    return Plan(
+        path=rel,
+        sha256=hashlib.sha256(raw).hexdigest(),
+        base=resolve(base_rev, f"{src}: base"),
+        base_rev=base_rev,
+        test=data["test"],
+        build=data.get("build"),
+        timeout=float(data.get("timeout", DEFAULT_TIMEOUT_S)),
+        repeat=int(data.get("repeat", 1)),
+        arms=arms,
+        spec=spec_rel,
+        expect=expect,
+        overlay=overlay,
+    )

@@ -1,0 +1,67 @@
+"""The ledger side of a mutation run, shared by ``mutate run`` and ``mutate collect``:
+anchoring arms on the control's verdict (UNANCHORED), the run record, and which outcomes make
+the command exit 1."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tools.mutate.plan import Plan
+
+ALWAYS_FAILING = ("ERROR", "UNANCHORED")
+
+
+def anchor(payloads: list[dict[str, Any]], control: str | None) -> None:
+    """Decide UNANCHORED in place: when the control arm is among ``payloads`` and its verdict
+    is not GREEN, every mutated arm is UNANCHORED (its own runs' verdict stays in
+    ``observed``); otherwise each arm's verdict is what it observed. An arm whose control did
+    not run is never UNANCHORED."""
+    ctrl = next((p for p in payloads if p["arm"] == control), None)
+    for p in payloads:
+        observed = p.get("observed", p["verdict"])
+        if ctrl is not None and p is not ctrl and ctrl["verdict"] != "GREEN":
+            p["verdict"] = "UNANCHORED"
+            p["reason"] = (
+                f"the control arm {control} is {ctrl['verdict']}, not GREEN: this arm's "
+                f"{observed} proves nothing"
+            )
+        elif p["verdict"] == "UNANCHORED":
+            p["verdict"] = observed
+            p["reason"] = p.get("observed_reason")
+
+
+def failures(payloads: list[dict[str, Any]]) -> list[str]:
+    """Why the run exits 1: an unmet ``expect``, an ERROR or UNANCHORED arm, a TIMEOUT that was
+    not expected, a restore that did not verify. (FLAKY alone is not a failure.)"""
+    out: list[str] = []
+    for p in payloads:
+        name, verdict, want = p["arm"], p["verdict"], p.get("expect")
+        if want is not None and verdict != want:
+            out.append(f"arm {name}: expected {want}, got {verdict}")
+        elif verdict in ALWAYS_FAILING:
+            out.append(f"arm {name}: {verdict}" + (f" ({p['reason']})" if p.get("reason") else ""))
+        elif verdict == "TIMEOUT" and want != "TIMEOUT":
+            out.append(f"arm {name}: TIMEOUT")
+        if p.get("restored") is False:
+            out.append(f"arm {name}: the restore did not verify by sha256")
+    return out
+
+
+def run_payload(plan: Plan, arm_records: list[dict[str, Any]]) -> dict[str, Any]:
+    """The ``mutation-run`` payload over ``arm_records`` (complete records, in plan order)."""
+    return {
+        "plan": plan.path,
+        "plan_sha256": plan.sha256,
+        "base": plan.base,
+        "spec": plan.spec,
+        "arms": [r["id"] for r in arm_records],
+        "verdicts": {r["arm"]: r["verdict"] for r in arm_records},
+        "overlay": plan.overlay_entries(),
+        "control": plan.control.name if plan.control else None,
+        "expect": dict(plan.expect),
+    }
+
+
+def in_plan_order(plan: Plan, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    rank = {a.name: i for i, a in enumerate(plan.arms)}
+    return sorted(items, key=lambda p: rank[p["arm"]])

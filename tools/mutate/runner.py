@@ -1,0 +1,417 @@
+"""Running arms: each in its own worktree of ``base`` (up to ``jobs`` at once, the control
+arm first) or, with ``--in-place``, one after another in the working tree.
+
+Per arm: the targets' states before; the overlay, then the arm's mutations; the proof of
+application (numstat against the starting state, sha256 changed); the build (``compile_rc``);
+the test ``repeat`` times (``run_rcs``); the restore and its sha256 proof; the verdict.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from pathlib import Path
+from typing import Any, TextIO
+
+from tools.git import GitError
+from tools.mutate import apply as ap
+from tools.mutate.plan import Arm, Plan, describe_all
+from tools.mutate.proc import Registry, run_step
+
+
+class Progress:
+    """Where arm states go: plain lines by default (see :class:`LiveProgress` for rich)."""
+
+    def __init__(self, stream: TextIO | None = None):
+        self.stream = stream if stream is not None else sys.stderr
+        self._lock = threading.Lock()
+
+    def queued(self, names: list[str]) -> None:
+        self._line(f"queued: {', '.join(names)}")
+
+    def state(self, name: str, what: str) -> None:
+        self._line(f"{name}: {what}")
+
+    def done(self, name: str, payload: dict[str, Any]) -> None:
+        self._line(f"{name}: {payload['observed']} ({summary(payload)})")
+
+    def close(self) -> None:
+        pass
+
+    def _line(self, text: str) -> None:
+        with self._lock:
+            self.stream.write(f"mutate: {text}\n")
+            self.stream.flush()
+
+
+class LiveProgress(Progress):
+    """A live table of arms (queued, running with the current step, done with the verdict) on
+    a terminal."""
+
+    def __init__(self, stream: TextIO | None = None):
+        super().__init__(stream)
+        from rich.console import Console
+        from rich.live import Live
+
+        self._rows: dict[str, list[str]] = {}
+        self._started: dict[str, float] = {}
+        self._live = Live(
+            self, console=Console(file=self.stream), refresh_per_second=8, transient=False
+        )
+        self._live.start()
+
+    def __rich__(self) -> Any:
+        from rich.table import Table
+
+        table = Table(box=None, pad_edge=False)
+        for col in ("arm", "state", "verdict", "time"):
+            table.add_column(col)
+        now = time.monotonic()
+        with self._lock:
+            for name, (state, verdict, took) in self._rows.items():
+                if not took and name in self._started:
+                    took = f"{now - self._started[name]:.1f} s"
+                table.add_row(name, state, verdict, took)
+        return table
+
+    def queued(self, names: list[str]) -> None:
+        with self._lock:
+            for name in names:
+                self._rows[name] = ["queued", "", ""]
+
+    def state(self, name: str, what: str) -> None:
+        with self._lock:
+            self._started.setdefault(name, time.monotonic())
+            self._rows[name] = [what, "", ""]
+
+    def done(self, name: str, payload: dict[str, Any]) -> None:
+        with self._lock:
+            took = payload["durations"]["total"]
+            self._rows[name] = ["done", payload["observed"], f"{took:.1f} s"]
+
+    def close(self) -> None:
+        self._live.stop()
+
+
+def summary(payload: dict[str, Any]) -> str:
+    parts = []
+    if payload.get("compile_rc") is not None:
+        parts.append(f"compile_rc {payload['compile_rc']}")
+    rcs = payload.get("run_rcs") or []
+    if rcs:
+        parts.append("run_rc " + ",".join(str(r) for r in rcs))
+    parts.append(f"{payload['durations']['total']:.1f} s")
+    return ", ".join(parts)
+
+
+def _rounded(seconds: float) -> float:
+    return round(seconds, 3)
+
+
+def execute_arm(
+    plan: Plan,
+    arm: Arm,
+    tree: Path,
+    registry: Registry,
+    note: Callable[[str], None],
+    *,
+    mode: str,
+    setup_s: float = 0.0,
+) -> dict[str, Any]:
+    """Run one arm in ``tree`` and return its ``mutation-arm`` payload (before anchoring).
+
+    The tree is restored (and the restore proven) on every path out, an interrupt included.
+    """
+    started = time.monotonic()
+    verdict: str | None = None
+    reason: str | None = None
+    applied = False
+    names: list[str] = []
+    before: dict[str, ap.FileState] = {}
+    mutated: dict[str, ap.FileState] = {}
+    after: dict[str, ap.FileState] = {}
+    restored: bool | None = None
+    compile_rc: int | None = None
+    run_rcs: list[int] = []
+    tails: dict[str, Any] = {"build": None, "test": []}
+    durations: dict[str, Any] = {"setup": _rounded(setup_s), "build": None, "test": []}
+    try:
+        try:
+            for m in [*plan.overlay, *arm.mutations]:
+                for path in ap.targets(tree, m):
+                    if path not in names:
+                        names.append(path)
+            before = {p: ap.read_state(tree, p) for p in names}
+            note("applying")
+            current = "the overlay"
+            try:
+                for m in plan.overlay:
+                    current = f"the overlay's {m.describe()}"
+                    ap.apply(tree, m)
+                current = "the arm"
+                for m in arm.mutations:
+                    ap.apply(tree, m)
+                applied = True
+            except ap.NotApplied as exc:
+                if current != "the arm":
+                    verdict, reason = "ERROR", f"{current} did not apply: {exc}"
+                else:
+                    verdict, reason = "NOT-APPLIED", str(exc)
+            mutated = {p: ap.read_state(tree, p) for p in names}
+        except (ap.ApplyError, GitError, OSError) as exc:
+            verdict, reason = "ERROR", f"{type(exc).__name__}: {exc}"
+        durations["apply"] = _rounded(time.monotonic() - started)
+
+        if verdict is None and plan.build:
+            note("building")
+            step = run_step(plan.build, tree, timeout=plan.timeout, registry=registry)
+            compile_rc, tails["build"], durations["build"] = step.rc, step.tail, step.seconds
+            if step.timed_out:
+                verdict, reason = "TIMEOUT", f"the build ran past {plan.timeout:g} s"
+            elif step.rc != 0:
+                verdict, reason = "NO-BUILD", f"the build exited {step.rc}"
+        if verdict is None:
+            for i in range(plan.repeat):
+                note("testing" + (f" ({i + 1}/{plan.repeat})" if plan.repeat > 1 else ""))
+                step = run_step(plan.test, tree, timeout=plan.timeout, registry=registry)
+                tails["test"].append(step.tail)
+                durations["test"].append(step.seconds)
+                if step.timed_out:
+                    verdict, reason = "TIMEOUT", f"test run {i + 1} ran past {plan.timeout:g} s"
+                    break
+                assert step.rc is not None
+                run_rcs.append(step.rc)
+            if verdict is None:
+                passed = {rc == 0 for rc in run_rcs}
+                verdict = "FLAKY" if len(passed) > 1 else "GREEN" if passed == {True} else "RED"
+    finally:
+        # The restore runs on every way out (Cancelled, KeyboardInterrupt included).
+        restored, after = _restore(tree, names, before)
+    targets = [
+        ap.target_record(p, before[p], mutated.get(p, before[p]), after.get(p, before[p]))
+        for p in names
+        if p in before
+    ]
+    numstat = []
+    for p in names:
+        if p in before and p in mutated and mutated[p].data != before[p].data:
+            added, deleted, binary = ap.numstat(before[p], mutated[p])
+            entry: dict[str, Any] = {"path": p, "added": added, "deleted": deleted}
+            if binary:
+                entry["binary"] = True
+            numstat.append(entry)
+    assert verdict is not None
+    durations["total"] = _rounded(time.monotonic() - started + setup_s)
+    return {
+        "plan": plan.path,
+        "plan_sha256": plan.sha256,
+        "base": plan.base,
+        "arm": arm.name,
+        "mutation": describe_all(arm.mutations),
+        "mutations": [m.record() for m in arm.mutations],
+        "overlay": plan.overlay_entries(),
+        "targets": targets,
+        "applied": applied,
+        "numstat": numstat,
+        "build": plan.build,
+        "test": plan.test,
+        "compile_rc": compile_rc,
+        "run_rc": run_rcs[0] if run_rcs else None,
+        "run_rcs": run_rcs,
+        "verdict": verdict,
+        "expect": plan.expect.get(arm.name),
+        "restored": restored,
+        "observed": verdict,
+        "reason": reason,
+        "observed_reason": reason,
+        "repeat": plan.repeat,
+        "timeout": plan.timeout,
+        "mode": mode,
+        "tails": tails,
+        "durations": durations,
+    }
+
+
+def _restore(
+    tree: Path, names: list[str], before: dict[str, ap.FileState]
+) -> tuple[bool | None, dict[str, ap.FileState]]:
+    """Put every target back as it was; (restored, states after). ``None``: nothing had
+    changed, so nothing was restored."""
+    after: dict[str, ap.FileState] = {}
+    changed = False
+    ok = True
+    for p in names:
+        if p not in before:
+            continue
+        try:
+            now = ap.read_state(tree, p)
+            if now != before[p]:
+                changed = True
+                ap.write_state(tree, p, before[p])
+                now = ap.read_state(tree, p)
+            after[p] = now
+            ok = ok and now.data == before[p].data
+        except (ap.ApplyError, OSError):
+            ok, changed = False, True
+    return (ok if changed else None), after
+
+
+def error_payload(plan: Plan, arm: Arm, reason: str, mode: str, setup_s: float) -> dict[str, Any]:
+    """The record of an arm that could not even start (its worktree could not be made)."""
+    durations = {"setup": _rounded(setup_s), "apply": 0.0, "build": None, "test": []}
+    durations["total"] = _rounded(setup_s)
+    return {
+        "plan": plan.path,
+        "plan_sha256": plan.sha256,
+        "base": plan.base,
+        "arm": arm.name,
+        "mutation": describe_all(arm.mutations),
+        "mutations": [m.record() for m in arm.mutations],
+        "overlay": plan.overlay_entries(),
+        "targets": [],
+        "applied": False,
+        "numstat": [],
+        "build": plan.build,
+        "test": plan.test,
+        "compile_rc": None,
+        "run_rc": None,
+        "run_rcs": [],
+        "verdict": "ERROR",
+        "expect": plan.expect.get(arm.name),
+        "restored": None,
+        "observed": "ERROR",
+        "reason": reason,
+        "observed_reason": reason,
+        "repeat": plan.repeat,
+        "timeout": plan.timeout,
+        "mode": mode,
+        "tails": {"build": None, "test": []},
+        "durations": durations,
+    }
+
+
+def order(plan: Plan, names: list[str] | None) -> list[Arm]:
+    """The arms to run: the control first, then the others in plan order."""
+    arms = [a for a in plan.arms if names is None or a.name in names]
+    return sorted(arms, key=lambda a: not a.is_control)
+
+
+def run_in_worktrees(
+    plan: Plan,
+    arms: list[Arm],
+    *,
+    repo_root: Path,
+    tools_dir: Path,
+    jobs: int,
+    registry: Registry,
+    progress: Progress,
+) -> list[dict[str, Any]]:
+    """Each arm in its own detached worktree of ``plan.base``, ``jobs`` at a time; every
+    worktree is removed before this returns or raises."""
+    from tools.mutate.worktree import Worktrees
+
+    wts = Worktrees(repo_root, tools_dir)
+    results: dict[str, dict[str, Any]] = {}
+
+    def one(arm: Arm) -> None:
+        registry.check()
+        progress.state(arm.name, "creating worktree")
+        t0 = time.monotonic()
+        try:
+            tree = wts.add(arm.name, plan.base)
+        except (GitError, OSError) as exc:
+            payload = error_payload(plan, arm, f"worktree: {exc}", "worktree", 0.0)
+        else:
+            try:
+                payload = execute_arm(
+                    plan,
+                    arm,
+                    tree,
+                    registry,
+                    lambda what: progress.state(arm.name, what),
+                    mode="worktree",
+                    setup_s=time.monotonic() - t0,
+                )
+            finally:
+                wts.remove(tree)
+        results[arm.name] = payload
+        progress.done(arm.name, payload)
+
+    progress.queued([a.name for a in arms])
+    pool = ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="arm")
+    try:
+        pending = {pool.submit(one, arm) for arm in arms}
+        while pending:
+            done, pending = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
+            for fut in done:
+                fut.result()
+        pool.shutdown(wait=True)
+    except BaseException:
+        registry.cancel()
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    finally:
+        wts.close()
+    return [results[a.name] for a in arms]
+
+
+def run_in_place(
+    plan: Plan,
+    arms: list[Arm],
+    *,
+    repo_root: Path,
+    tools_dir: Path,
+    registry: Registry,
+    progress: Progress,
+) -> list[dict[str, Any]]:
+    """Each arm in turn in the working tree, under a snapshot and a recovery record."""
+    from tools.errors import UsageError
+    from tools.git import run_git
+    from tools.mutate.inplace import InPlace
+
+    _, head, _ = run_git(repo_root, "rev-parse", "--verify", "-q", "HEAD^{commit}", ok=(0, 1))
+    if head.decode().strip() != plan.base:
+        raise UsageError(
+            f"--in-place runs on the working tree, which is at HEAD, but the plan's base "
+            f"{plan.base_rev!r} is {plan.base[:12]}",
+            where=f"{plan.path}: base",
+            expected="base: HEAD (or the commit HEAD is at)",
+        )
+    paths: list[str] = []
+    for m in plan.overlay + [m for a in arms for m in a.mutations]:
+        for p in ap.targets(repo_root, m):
+            if p not in paths:
+                paths.append(p)
+    snapshot = InPlace(repo_root, tools_dir, paths, plan.path)
+    snapshot.begin()
+    progress.queued([a.name for a in arms])
+    results: list[dict[str, Any]] = []
+    try:
+        for arm in arms:
+            payload = execute_arm(
+                plan,
+                arm,
+                repo_root,
+                registry,
+                lambda what, name=arm.name: progress.state(name, what),
+                mode="in-place",
+            )
+            results.append(payload)
+            progress.done(arm.name, payload)
+            if payload["restored"] is False:
+                snapshot.abandon()
+                return results
+    except BaseException:
+        # The arm's own restore ran on the way out; keep the record only if it did not hold.
+        from tools.mutate.inplace import dirty_paths
+
+        if dirty_paths(repo_root, paths):
+            snapshot.abandon()
+        else:
+            snapshot.finish()
+        raise
+    snapshot.finish()
+    return results

@@ -1,0 +1,62 @@
+"""Rendering a run or attribution record into its spec's ``Now`` section, through the shared
+evidence renderer (``tools.evidence``), and looking records up in the ledger for it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from tools.errors import UsageError
+from tools.fsio import write_atomic
+
+
+class RendererUnavailable(Exception):
+    """``tools.evidence`` cannot be imported: the records stand, the table was not written."""
+
+
+def ledger_lookup(
+    ledger_path: Path, extra: Iterable[dict[str, Any]] = ()
+) -> Callable[[str], dict[str, Any] | None]:
+    """``lookup(id)`` over the ledger (read once, on the first call) and ``extra`` records
+    (those just written, or about to be)."""
+    from tools import ledger
+
+    known: dict[str, dict[str, Any]] = {r["id"]: r for r in extra}
+    loaded = [False]
+
+    def lookup(rid: str) -> dict[str, Any] | None:
+        if rid not in known and not loaded[0]:
+            loaded[0] = True
+            for _, item in ledger.read_records(ledger_path, verify=True):
+                if isinstance(item, dict):
+                    known.setdefault(item["id"], item)
+        return known.get(rid)
+
+    return lookup
+
+
+def render(
+    root: Path,
+    spec: str,
+    record: dict[str, Any],
+    lookup: Callable[[str], dict[str, Any] | None],
+) -> bool:
+    """Write ``record``'s evidence table into ``spec`` (repo-relative); True when the file
+    changed (rendering the same record again changes no byte)."""
+    try:
+        from tools import evidence
+    except ImportError as exc:
+        raise RendererUnavailable(f"the evidence renderer is not available ({exc})") from None
+    full = root / spec
+    try:
+        text = full.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        raise UsageError("spec not found", where=spec) from None
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"not UTF-8 (byte {exc.start})", where=spec) from None
+    new = evidence.render_into(text, record, lookup, where=spec)
+    if new == text:
+        return False
+    write_atomic(full, new.encode("utf-8"))
+    return True
