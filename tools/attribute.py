@@ -356,9 +356,9 @@ def describe(payload: dict[str, Any]) -> list[str]:
     for phase in ("revert", "restore"):
         part = payload[phase]
         if part.get("targets"):
-            lines.append(
-                f"  {phase}: compile_rc {part.get('compile_rc')}, run_rc {part.get('run_rc')}"
-            )
+            rcs = [part.get("compile_rc"), part.get("run_rc")]
+            compile_rc, run_rc = ("—" if rc is None else str(rc) for rc in rcs)
+            lines.append(f"  {phase}: compile_rc {compile_rc}, run_rc {run_rc}")
     if payload["reason"]:
         lines.append(f"  reason: {payload['reason']}")
     return lines
