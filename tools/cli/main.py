@@ -13,6 +13,7 @@ from tools.cli import (
     checks,
     commit_gates,
     config_cmd,
+    demo,
     docs,
     ledgers,
     links,
@@ -59,6 +60,7 @@ for _module in (
     ledgers,
     numerics,
     mutate,
+    demo,
 ):
     _module.register(app)
 

@@ -1,0 +1,514 @@
+"""``tools demo``: a realistic example repository, built in a temp dir, and a tour of the gates.
+
+The repository is a small C project maintained the way the model repository is: agent
+commits with the marker paragraph and trailers (a few of them bad), an issue index that two
+branches appended and git's union driver merged, a docs checkpoint, a device-leakage ratchet
+with one exempted site, a spec with ``Owed`` and ``Now``. The tour runs the real CLI on it, one
+subprocess per command, exactly as a user would type them, and says what to look at.
+
+Nothing is left behind unless ``--keep DIR`` names where the repository should stay.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tools.errors import UsageError
+
+MARKER = "FOLLOWING_AGENTS_PROTOCOL"
+TRAILERS = "Following-Agents-Protocol: true\nAI-Assisted: true\nAssisted-by: codex:o3 [codex-cli]"
+# The demo's clock and identities are fixed: the same repository, byte for byte, every run.
+_ENV = {
+    "GIT_AUTHOR_NAME": "Ada Agent",
+    "GIT_AUTHOR_EMAIL": "ada@example.com",
+    "GIT_COMMITTER_NAME": "Ada Agent",
+    "GIT_COMMITTER_EMAIL": "ada@example.com",
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_TERMINAL_PROMPT": "0",
+}
+
+CONFIG = """\
+# The example repository's protocol (see `tools config show` for every key).
+base: main
+preflight:
+  gates: [conflicts, index, trailers, style, docs, ratchet, now, spec, links, ledger]
+docs:
+  rules:
+    - name: calc-docs
+      when_changed: ["src/**"]
+      require_changed: ["docs/**"]
+      message: a change to src/ explains itself in docs/
+"""
+
+NOW = """\
+# NOW — the calculator
+<!-- now-updated: 2026-01-05 -->
+
+## Live claims
+- `add` and `sub` are exact for every int pair that does not overflow (tests/test_calc.c).
+
+## Current gate
+- `make test` green on main; the ratchet keeps device code out of src/.
+
+## Next actions
+- #4: multiply, with its docs.
+"""
+
+INDEX_HEAD = """\
+# Issue index
+
+Append-only: one row per issue, appended at the tail.
+
+| Issue | Row | Title | Kind |
+|---|---|---|---|
+| #1 | C1 | The calculator: add and sub | feature |
+| #2 | C2 | Build and test with make | build |
+| #3 | D1 | Device paths stay out of shared code | gate |
+"""
+
+SPEC = """\
+# Calculator: add and sub
+
+## Owed
+
+- #1 — `add` and `sub` exact for every int pair that does not overflow.
+- #2 — `make test` is the gate.
+
+## Now
+
+- `add` and `sub` exist in src/calc.c; tests/test_calc.c checks them.
+"""
+
+MAKEFILE = """\
+CC ?= cc
+build/test_calc: src/calc.c src/ops.c tests/test_calc.c src/calc.h
+\tmkdir -p build
+\t$(CC) -Wall -o build/test_calc src/calc.c src/ops.c tests/test_calc.c
+build: build/test_calc
+test: build/test_calc
+\t./build/test_calc
+.PHONY: build test
+"""
+
+CALC_H = "int add(int a, int b);\nint sub(int a, int b);\nint mul(int a, int b);\n"
+CALC_C = """\
+#include "calc.h"
+
+int add(int a, int b) { return a + b; }
+
+int sub(int a, int b) { return a - b; }
+"""
+OPS_C = """\
+#include "calc.h"
+
+/* Shared code: device paths are counted by the device-leakage ratchet. */
+#ifdef VT_CUDA
+int device_count(void) { return 1; }
+#else
+int device_count(void) { return 0; }
+#endif
+
+/* DSR-ALLOW(#3): the one device branch the platform layer needs until #3 lands. */
+#if defined(VT_METAL)
+int metal_only(void) { return 2; }
+#endif
+"""
+TEST_C = """\
+#include <stdio.h>
+#include "../src/calc.h"
+
+int main(void) {
+    int bad = 0;
+    if (add(2, 3) != 5) { printf("add(2, 3) = %d, want 5\\n", add(2, 3)); bad = 1; }
+    if (sub(7, 4) != 3) { printf("sub(7, 4) = %d, want 3\\n", sub(7, 4)); bad = 1; }
+    if (!bad) printf("ok\\n");
+    return bad;
+}
+"""
+DOCS = (
+    "# The calculator\n\n`add(a, b)` and `sub(a, b)`: int arithmetic, exact unless it overflows.\n"
+)
+
+PLAN = """\
+# A mutation experiment: does the test really catch a wrong `add`?
+spec: specs/calc.md
+base: main
+build: make -s build
+test: make -s test
+timeout: 120
+arms:
+  - name: control
+  - name: add-subtracts
+    replace: {path: src/calc.c, old: "return a + b;", new: "return a - b;", count: 1}
+  - name: sub-untouched
+    replace: {path: docs/calc.md, old: "exact", new: "precise", count: 1}
+expect: {control: GREEN, add-subtracts: RED, sub-untouched: GREEN}
+"""
+
+GRID_TIE = {
+    "schema": "tools.grid-tie/1",
+    "top_n": 4,
+    "max_divergent": 1,
+    "prompts": [
+        {
+            "prompt": 0,
+            "diverged": True,
+            "experiment_token": 11,
+            "reference_token": 7,
+            "experiment_tokens": 64,
+            "reference_tokens": 64,
+            "top": [
+                {"id": 11, "logprob": -0.5},
+                {"id": 7, "logprob": -0.5},
+                {"id": 3, "logprob": -1.0},
+                {"id": 9, "logprob": -2.0},
+            ],
+        },
+        {"prompt": 1, "diverged": False, "experiment_tokens": 64, "reference_tokens": 64},
+    ],
+}
+
+
+def message(subject: str, body: str, *, marker: bool = True, extra: str = "") -> str:
+    parts = [subject, body]
+    if marker:
+        parts.append(MARKER)
+    parts.append(TRAILERS + extra)
+    return "\n\n".join(parts) + "\n"
+
+
+@dataclass
+class Step:
+    """One command of the tour: what it shows, its exit code and its output."""
+
+    title: str
+    argv: list[str]
+    expect: str
+    want: int = 0  # the exit code the tour expects
+    code: int | None = None
+    output: str = ""
+    seconds: float = 0.0
+    skipped: str | None = None
+
+
+@dataclass
+class Demo:
+    root: Path
+    say: Callable[[str], None]
+    steps: list[Step] = field(default_factory=list)
+    commits: dict[str, str] = field(default_factory=dict)
+    now: str = ""
+
+    # -- running things ------------------------------------------------------------------
+    def git(self, *args: str, input: str | None = None, when: str | None = None) -> str:
+        env = {**os.environ, **_ENV}
+        if when is not None:
+            env["GIT_AUTHOR_DATE"] = env["GIT_COMMITTER_DATE"] = when
+        for var in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):
+            env.pop(var, None)
+        proc = subprocess.run(
+            ["git", *args],
+            cwd=self.root,
+            input=input.encode() if input is not None else None,
+            capture_output=True,
+            env=env,
+        )
+        if proc.returncode != 0:
+            raise RuntimeError(f"git {' '.join(args)}: {proc.stderr.decode(errors='replace')}")
+        return proc.stdout.decode("utf-8", "replace")
+
+    def write(self, rel: str, text: str) -> None:
+        path = self.root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+    def commit(self, key: str, msg: str, files: dict[str, str], when: int) -> str:
+        for rel, text in files.items():
+            self.write(rel, text)
+        self.git("add", "-A")
+        self.commit_staged(msg, when)
+        sha = self.git("rev-parse", "HEAD").strip()
+        self.commits[key] = sha
+        return sha
+
+    def commit_staged(self, msg: str, when: int) -> None:
+        # The example's history is built without hooks: some of its commits are bad on purpose.
+        stamp = f"2026-01-0{1 + when // 10} 10:{when % 10:02d}:00 +0000"
+        self.git(
+            "-c", "core.hooksPath=/dev/null", "commit", "-q", "--cleanup=verbatim", "-F", "-",
+            input=msg, when=stamp,
+        )  # fmt: skip
+
+    def tools(self, title: str, expect: str, *args: str, want: int = 0) -> Step:
+        """Run the real CLI as a user would, in a fresh interpreter (this one's ``tools``; the
+        example repository's folder is never put on ``sys.path``)."""
+        code = (
+            "import sys; sys.path[:] = [p for p in sys.path if p not in ('', '.')]; "
+            "from tools.cli.main import main; sys.argv[0] = 'tools'; main()"
+        )
+        step = Step(title, ["tools", *args], expect, want)
+        self.steps.append(step)
+        self.say(f"  $ {shlex.join(step.argv)}")
+        env = {**os.environ, **_ENV, "NO_COLOR": "1"}
+        start = time.perf_counter()
+        proc = subprocess.run(
+            [sys.executable, "-c", code, *args], cwd=self.root, capture_output=True, env=env
+        )
+        step.seconds = time.perf_counter() - start
+        step.code = proc.returncode
+        step.output = (proc.stdout + proc.stderr).decode("utf-8", "replace")
+        # Progress lines (stderr) only when something went wrong: the report is on stdout.
+        shown = step.output if step.code != step.want else proc.stdout.decode("utf-8", "replace")
+        for line in shown.rstrip("\n").split("\n"):
+            self.say(f"    {line}")
+        verdict = "as expected" if step.code == step.want else f"UNEXPECTED (wanted {step.want})"
+        self.say(f"  exit {step.code} in {step.seconds:.1f} s: {verdict}")
+        return step
+
+    @property
+    def as_expected(self) -> bool:
+        return all(s.skipped is not None or s.code == s.want for s in self.steps)
+
+    def now_section(self) -> str:
+        """The example spec's `Now` section as the tour left it (the evidence tables)."""
+        from tools import markdown
+
+        path = self.root / "specs" / "calc.md"
+        if not path.exists():
+            return ""
+        lines = markdown.split_lines(path.read_text(encoding="utf-8"))
+        for section in markdown.sections(lines):
+            if section.heading.title == "now":
+                return "\n".join(section.body(lines)).strip("\n")
+        return ""
+
+    def skip(self, title: str, argv: list[str], why: str) -> None:
+        step = Step(title, ["tools", *argv], "", skipped=why)
+        self.steps.append(step)
+        self.say(f"  (skipped: {why})")
+
+    # -- the repository --------------------------------------------------------------------
+    def build(self) -> None:
+        self.git("init", "-q", "-b", "main")
+        self.write(".agents/protocol.yaml", CONFIG)
+        self.write(
+            ".gitattributes",
+            ".agents/issue-index.md merge=union\n.agents/ledger.jsonl merge=union\n",
+        )
+        base = {
+            ".agents/NOW.md": NOW,
+            ".agents/issue-index.md": INDEX_HEAD,
+            ".agents/baselines/device-leakage.json": json.dumps(
+                {
+                    "ratchet": "device-leakage",
+                    "buckets": {"kcuda": 0, "is_cuda": 0, "cuda_include": 0, "vt_macro": 1},
+                },
+                indent=2,
+            )
+            + "\n",
+            "specs/calc.md": SPEC,
+            "docs/calc.md": DOCS,
+            "Makefile": MAKEFILE,
+            "src/calc.h": CALC_H,
+            "src/calc.c": CALC_C,
+            "src/ops.c": OPS_C,
+            "tests/test_calc.c": TEST_C,
+            ".gitignore": "build/\n",
+        }
+        self.commit(
+            "root",
+            message("Add the calculator", "add and sub, built and tested with make."),
+            base,
+            0,
+        )
+        self.commit(
+            "docs",
+            message("Say what overflow does", "Callers asked; the docs now say it."),
+            {"docs/calc.md": DOCS + "\nOverflow is undefined, as in C.\n"},
+            1,
+        )
+        # Another agent's branch appends issue #5 to the index while ours appends #4.
+        self.git("checkout", "-q", "-b", "agent/other")
+        self.commit(
+            "other",
+            message("File the division issue", "Division is next after multiply."),
+            {".agents/issue-index.md": INDEX_HEAD + "| #5 | C4 | Division | feature |\n"},
+            2,
+        )
+        self.git("checkout", "-q", "main")
+        self.git(
+            "-c", "core.hooksPath=/dev/null", "merge", "-q", "--no-ff", "agent/other",
+            "-m", message("Merge the division issue", "The index row of #5."),
+            when="2026-01-01 10:08:00 +0000",
+        )  # fmt: skip
+        self.commits["main"] = self.git("rev-parse", "HEAD").strip()
+        self.git("checkout", "-q", "-b", "agent/feature", self.commits["docs"])
+        calc_mul = CALC_C + "\nint mul(int a, int b) { return a * b; }\n"
+        self.commit(
+            "mul",
+            message("Add multiply", "mul(a, b), with its docs and a test."),
+            {
+                ".agents/issue-index.md": INDEX_HEAD + "| #4 | C3 | Multiply | feature |\n",
+                "src/calc.c": calc_mul,
+                "docs/calc.md": DOCS + "\n`mul(a, b)` multiplies.\n",
+            },
+            3,
+        )
+        self.commit(
+            "broken",
+            message("Speed up add", "A shortcut for the common case."),
+            {"src/calc.c": calc_mul.replace("return a + b;", "return a | b;")},
+            4,
+        )
+        self.commit(
+            "leak",
+            message(
+                "Add a CUDA fast path",
+                "Counts devices on CUDA builds.",
+                extra="\nSigned-off-by: Codex Bot <codex-bot@example.com>",
+            ),
+            {
+                "src/ops.c": OPS_C
+                + "\n#if defined(VT_CUDA) && VT_FAST\nint fast(void) { return 3; }\n#endif\n"
+            },
+            5,
+        )
+        self.commit(
+            "tidy",
+            message("Tidy the header.", "Sorted the declarations.", marker=False),
+            {"src/calc.h": "".join(sorted(CALC_H.splitlines(keepends=True)))},
+            6,
+        )
+        # The feature branch takes main in (the union driver keeps both index rows).
+        self.git(
+            "-c", "core.hooksPath=/dev/null", "merge", "-q", "--no-ff", "main",
+            "-m", message("Merge main", "Take the division issue row."),
+            when="2026-01-01 10:09:00 +0000",
+        )  # fmt: skip
+
+    # -- the tour ---------------------------------------------------------------------------
+    def tour(self) -> None:
+        c = self.commits
+        self.say("[2/6] the gates over the agent branch (what CI runs on a pull request)")
+        self.tools(
+            "preflight",
+            "FAIL: trailers, style, docs and ratchet name the bad commits",
+            "preflight",
+            "--base",
+            "main",
+            want=1,
+        )
+        self.say("[3/6] a mutation experiment: does the test catch a wrong add?")
+        self.git("checkout", "-q", "main")
+        self.write("specs/plans/calc-add.yaml", PLAN)
+        self.git("add", "specs/plans/calc-add.yaml")
+        self.commit_staged(
+            message("Plan the add experiment", "Three arms: control, a wrong add, a docs edit."), 7
+        )
+        if shutil.which("cc") or shutil.which("gcc"):
+            self.tools(
+                "mutation run",
+                "every arm as expected; the table lands in specs/calc.md",
+                "mutate",
+                "run",
+                "specs/plans/calc-add.yaml",
+                "-j",
+                "2",
+            )
+        else:
+            self.skip(
+                "mutation run",
+                ["mutate", "run", "specs/plans/calc-add.yaml"],
+                "no C compiler (cc) on PATH",
+            )
+        self.say("[4/6] which commit broke the test? bisect, then prove it both ways")
+        if shutil.which("cc") or shutil.which("gcc"):
+            self.tools(
+                "attribution",
+                f"ATTRIBUTED to {c['broken'][:12]} (Speed up add)",
+                "attribute",
+                "--good",
+                c["docs"],
+                "--bad",
+                "agent/feature",
+                "--build",
+                "make -s build",
+                "--test",
+                "make -s test",
+                "--spec",
+                "specs/calc.md",
+            )
+        else:
+            self.skip("attribution", ["attribute"], "no C compiler (cc) on PATH")
+        self.say("[5/6] the evidence, committed: spec tables re-render from the ledger")
+        self.git("add", "-A")
+        self.commit_staged(
+            message("Record the add experiment", "The ledger records and their spec tables."), 8
+        )
+        self.tools(
+            "spec check", "ok: every evidence table is backed by its ledger record", "spec", "check"
+        )
+        self.tools(
+            "ledger verify",
+            "ok: every record's id recomputes",
+            "ledger",
+            "verify",
+            "--base",
+            c["root"],
+        )
+        self.say("[6/6] a numerical claim: are two greedy outputs a BF16 logit-grid tie?")
+        self.write("evidence/grid-tie.json", json.dumps(GRID_TIE, indent=2) + "\n")
+        if importlib.util.find_spec("numpy") is not None:
+            self.tools(
+                "grid-tie",
+                "PASS: a one-step tie on the 0.5 grid",
+                "numerics",
+                "grid-tie",
+                "evidence/grid-tie.json",
+            )
+        else:
+            self.skip(
+                "grid-tie",
+                ["numerics", "grid-tie", "evidence/grid-tie.json"],
+                "numpy is not installed (pip install '.[numerics]')",
+            )
+
+
+def run_demo(keep: Path | None, say: Callable[[str], None]) -> Demo:
+    """Build the example repository and run the tour; remove it unless ``keep``."""
+    if keep is not None:
+        if keep.exists() and (not keep.is_dir() or any(keep.iterdir())):
+            raise UsageError(
+                "exists and is not an empty folder",
+                where=str(keep),
+                expected="a new or empty folder for --keep",
+            )
+        keep.mkdir(parents=True, exist_ok=True)
+        root = keep.resolve()
+        cleanup = None
+    else:
+        cleanup = tempfile.mkdtemp(prefix="tools-demo-")
+        root = Path(cleanup) / "calc"
+        root.mkdir()
+    demo = Demo(root, say)
+    try:
+        say(f"[1/6] building an example repository in {root}")
+        demo.build()
+        demo.tour()
+        demo.now = demo.now_section()
+    finally:
+        if cleanup is not None:
+            shutil.rmtree(cleanup, ignore_errors=True)
+    return demo
