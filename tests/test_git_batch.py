@@ -79,10 +79,10 @@ PATHS = [
 
 @pytest.mark.parametrize("globs", GLOB_SETS)
 def test_glob_pathspecs_select_every_path_the_globs_match(repo: Repo, globs: list[str]) -> None:
-    from tools.ratchets.globs import GlobSet
+    from tools.globs import Globs
 
     repo.commit("Add\n\nBody.\n", {p: "x\n" for p in PATHS})
-    glob_set = GlobSet(globs)
+    glob_set = Globs(globs)
     specs = glob_set.pathspecs()
     assert specs is not None
     listed = set(repo.git("ls-files", "-z", "--", *specs).split("\0")) - {""}
@@ -91,9 +91,9 @@ def test_glob_pathspecs_select_every_path_the_globs_match(repo: Repo, globs: lis
 
 
 def test_a_negated_glob_gives_no_pathspecs() -> None:
-    from tools.ratchets.globs import GlobSet
+    from tools.globs import Globs
 
-    assert GlobSet(["**/*.h", "!gen/**"]).pathspecs() is None
+    assert Globs(["**/*.h", "!gen/**"]).pathspecs() is None
 
 
 def test_file_modes_of_a_commit_and_of_the_index(repo: Repo) -> None:

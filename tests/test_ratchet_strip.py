@@ -14,10 +14,10 @@ from hypothesis import strategies as st
 
 from tools.config import defaults
 from tools.errors import UsageError
+from tools.globs import Globs
 from tools.ratchets import baseline, engine
 from tools.ratchets import markdown as md_kind
 from tools.ratchets.cstrip import strip_c
-from tools.ratchets.globs import GlobSet
 from tools.ratchets.pattern import lines_with, required
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -402,15 +402,15 @@ def test_a_baseline_not_in_the_format_is_a_usage_error(raw: bytes, key: str | No
 
 # -- globs --------------------------------------------------------------------------------------
 def test_globs_use_git_wildmatch_semantics() -> None:
-    inc = GlobSet(["**/*.h", "src/*.cc"])
+    inc = Globs(["**/*.h", "src/*.cc"])
     assert inc.match("a.h") and inc.match("x/y/z.h")
     assert inc.match("src/a.cc") and not inc.match("src/x/a.cc")
-    exc = GlobSet(["**/cuda/**", "third_party/**"])
+    exc = Globs(["**/cuda/**", "third_party/**"])
     assert exc.match("a/cuda/b.h") and exc.match("cuda/b.h") and exc.match("third_party/x/y.h")
     assert not exc.match("a/cudax/b.h")
-    negated = GlobSet(["**/*.h", "!gen/**"])
+    negated = Globs(["**/*.h", "!gen/**"])
     assert negated.match("a/b.h") and not negated.match("gen/b.h")
-    assert not GlobSet([]).match("a.h")
+    assert not Globs([]).match("a.h")
 
 
 @pytest.mark.parametrize(
@@ -430,7 +430,7 @@ def test_a_ratchets_scope_is_include_minus_exclude(include: list[str], exclude: 
         }
     }
     (ratchet,) = engine.load(cfg, None)
-    inc, exc = GlobSet(include), GlobSet(exclude)
+    inc, exc = Globs(include), Globs(exclude)
     for path in [
         "a.h",
         "src/a.h",

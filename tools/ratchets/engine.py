@@ -17,9 +17,9 @@ from typing import Any
 from tools.config import is_repo_relative
 from tools.errors import UsageError
 from tools.git import GitError, decode
+from tools.globs import Globs
 from tools.ratchets import baseline as baseline_mod
 from tools.ratchets import markdown as md_kind
-from tools.ratchets.globs import GlobSet
 from tools.ratchets.pattern import (
     Bucket,
     Detector,
@@ -42,8 +42,8 @@ class Ratchet:
     baseline: str  # repo-relative path of its baseline file
     where: str  # "<config file>: ratchets.<name>", for messages
     buckets: list[str]
-    include: GlobSet | None = None
-    exclude: GlobSet | None = None
+    include: Globs | None = None
+    exclude: Globs | None = None
     detector: Detector | None = None
     path: str | None = None  # markdown: the file
     paragraph_max: int = md_kind.PARAGRAPH_MAX
@@ -102,7 +102,7 @@ class Count:
 
 
 # -- configuration ------------------------------------------------------------------------------
-def _globs(value: Any, where: str, default: list[str]) -> GlobSet:
+def _globs(value: Any, where: str, default: list[str]) -> Globs:
     globs = default if value is None else list(value)
     for i, glob in enumerate(globs):
         if not isinstance(glob, str) or not is_repo_relative(glob.lstrip("!")):
@@ -111,7 +111,7 @@ def _globs(value: Any, where: str, default: list[str]) -> GlobSet:
                 where=f"{where}[{i}]",
                 expected="a repo-relative glob that stays inside the repository",
             )
-    return GlobSet(globs)
+    return Globs(globs)
 
 
 def _bucket(name: str, value: Any, where: str) -> Bucket:
