@@ -81,7 +81,8 @@ def _judge_assisted(value: str) -> None:
 
 
 def _render_report(message: str) -> None:
-    """A finding quoting hostile text, rendered in every format (text escapes controls)."""
+    """A finding quoting hostile text, rendered in every format (text escapes controls, the
+    sarif log re-encodes and fingerprints it)."""
     from tools.report import FORMATS, GateResult, Report, render
 
     gate = GateResult("conflicts")

@@ -115,7 +115,7 @@ def test_colour_codes_only_in_text_on_request() -> None:
     assert "\x1b[1;33mSKIP\x1b[0m now (" not in coloured  # a skip without findings: no counts
     assert "\x1b[1;33mSKIP\x1b[0m now: why" in coloured
     assert SGR.sub("", coloured) == render(report, "text")
-    for fmt in ("json", "github"):
+    for fmt in ("json", "github", "sarif"):
         assert "\x1b" not in render(report, fmt, color=True)
 
 

@@ -1,7 +1,8 @@
 """The verdict model (pass / fail / skip + findings) and its one renderer.
 
 Every gate returns a :class:`GateResult`; preflight and the single-gate commands render a
-:class:`Report` of them in text, json (schema ``tools.report/1``) or github annotations.
+:class:`Report` of them in text, json (schema ``tools.report/1``), github annotations or a
+SARIF 2.1.0 log (:mod:`tools.sarif`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any, Literal
 Status = Literal["pass", "fail", "skip"]
 Severity = Literal["error", "warning", "info"]
 SEVERITIES: tuple[str, ...] = ("error", "warning", "info")
-FORMATS: tuple[str, ...] = ("text", "json", "github")
+FORMATS: tuple[str, ...] = ("text", "json", "github", "sarif")
 REPORT_SCHEMA_ID = "tools.report/1"
 
 
@@ -305,11 +306,16 @@ def render(
     *,
     summary: bool = True,
     color: bool = False,
+    fail_on_skip: bool = False,
 ) -> str:
     """``report`` in ``fmt``. ``color`` applies to text only (the caller decides: a terminal,
-    and no ``NO_COLOR``)."""
+    and no ``NO_COLOR``); ``fail_on_skip`` tells the sarif log the command's exit code."""
     if fmt == "json":
         return json.dumps(report.to_json(), ensure_ascii=False, indent=None) + "\n"
     if fmt == "github":
         return render_github(report)
+    if fmt == "sarif":
+        from tools.sarif import render_sarif  # loaded only when asked for
+
+        return render_sarif(report, fail_on_skip=fail_on_skip)
     return render_text(report, summary=summary, color=color)

@@ -207,7 +207,7 @@ def color_wanted(stream: Any = None) -> bool:
 def finish(report: Report, opts: Options, *, summary: bool = True) -> None:
     """Render ``report`` on stdout and exit with the contract's code."""
     color = opts.fmt == "text" and color_wanted()
-    emit(render(report, opts.fmt, summary=summary, color=color))
+    emit(render(report, opts.fmt, summary=summary, color=color, fail_on_skip=opts.fail_on_skip))
     raise typer.Exit(report.exit_code(fail_on_skip=opts.fail_on_skip))
 
 
