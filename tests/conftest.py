@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
@@ -58,10 +59,32 @@ class Run:
         validate_report(data)
         return data
 
+    def sarif(self) -> dict:
+        """stdout as a SARIF log, validated against the official SARIF 2.1.0 schema."""
+        data = json.loads(self.stdout)
+        validate_sarif(data)
+        return data
+
 
 def validate_report(data: dict) -> None:
     schema = json.loads(resources.files("tools").joinpath("data", "report.schema.json").read_text())
     jsonschema.validate(data, schema)
+
+
+# The OASIS SARIF 2.1.0 (errata 01) schema, vendored: tests/data/README.md names its source.
+SARIF_SCHEMA = Path(__file__).resolve().parent / "data" / "sarif-schema-2.1.0.json"
+
+
+@functools.cache
+def _sarif_validator() -> jsonschema.protocols.Validator:
+    schema = json.loads(SARIF_SCHEMA.read_text(encoding="utf-8"))
+    cls = jsonschema.validators.validator_for(schema)
+    cls.check_schema(schema)
+    return cls(schema, format_checker=cls.FORMAT_CHECKER)
+
+
+def validate_sarif(data: dict) -> None:
+    _sarif_validator().validate(data)
 
 
 class Repo:

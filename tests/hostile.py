@@ -80,6 +80,17 @@ def _judge_assisted(value: str) -> None:
     trailers_gate.contains_words(words, ["a"] * 64 + ["b"])
 
 
+def _render_report(message: str) -> None:
+    """A finding quoting hostile text, rendered in every format (text escapes controls, the
+    sarif log re-encodes and fingerprints it)."""
+    from tools.report import FORMATS, GateResult, Report, render
+
+    gate = GateResult("conflicts")
+    gate.add("conflict-marker", message, path=message[:4096], line=1)
+    for fmt in FORMATS:
+        render(Report([gate]), fmt, color=True)
+
+
 def cases() -> list[Case]:
     msg = "Subject\n\nBody.\n\n"
     out = [
@@ -175,6 +186,12 @@ def cases() -> list[Case]:
         Case(
             "ledger lines", "long created", _judge_ledger, b'{"created": "' + b"1" * MIB + b'"}\n'
         ),
+    ]
+    out += [
+        Case("report rendering", "escape sequences", _render_report, "\x1b[2J" * (MIB // 4)),
+        Case("report rendering", "bidi overrides", _render_report, "\u202e\u2066" * (MIB // 2)),
+        Case("report rendering", "lines", _render_report, "\n" * MIB),
+        Case("report rendering", "not UTF-8", _render_report, "\udcff" * MIB),
     ]
     out.append(
         Case("trailer lines", "git reference parser", trailers.git_trailers, msg + "a" * MIB + "\n")

@@ -60,7 +60,7 @@ def test_text_report_lines_and_summary(dirty: Repo) -> None:
     run = dirty.tools("preflight", "--gate", "conflicts", "--gate", "now")
     assert run.exit_code == 1
     lines = run.stdout.splitlines()
-    assert lines[0] == "FAIL conflicts"
+    assert lines[0] == "FAIL conflicts (3 errors)"
     assert lines[1].startswith("  error[conflict-marker] a.txt:1:")
     assert lines[-1].startswith("Not green: 2 failed (conflicts, now)")
 

@@ -27,4 +27,5 @@ def test_every_family_is_covered() -> None:
     families = {c.family for c in CASES}
     assert families >= {
         "trailer lines", "Assisted-by", "markers", "headings", "table rows", "ledger lines",
+        "report rendering",
     }  # fmt: skip

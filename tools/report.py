@@ -1,7 +1,8 @@
 """The verdict model (pass / fail / skip + findings) and its one renderer.
 
 Every gate returns a :class:`GateResult`; preflight and the single-gate commands render a
-:class:`Report` of them in text, json (schema ``tools.report/1``) or github annotations.
+:class:`Report` of them in text, json (schema ``tools.report/1``), github annotations or a
+SARIF 2.1.0 log (:mod:`tools.sarif`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any, Literal
 Status = Literal["pass", "fail", "skip"]
 Severity = Literal["error", "warning", "info"]
 SEVERITIES: tuple[str, ...] = ("error", "warning", "info")
-FORMATS: tuple[str, ...] = ("text", "json", "github")
+FORMATS: tuple[str, ...] = ("text", "json", "github", "sarif")
 REPORT_SCHEMA_ID = "tools.report/1"
 
 
@@ -161,35 +162,98 @@ class Report:
         }
 
 
+# Characters a terminal would act on rather than show (C0 controls but tab, DEL, C1 and the
+# bidirectional overrides and isolates): findings quote commit messages, paths and file
+# contents from pull requests, so the text report shows these escaped, never raw.
+_INVISIBLE = {
+    c: f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
+    for c in (
+        *range(0x00, 0x09),
+        *range(0x0A, 0x20),
+        *range(0x7F, 0xA0),
+        *range(0x202A, 0x202F),
+        *range(0x2066, 0x206A),
+    )
+}
+
+
+def visible(text: str) -> str:
+    """``text`` with terminal control characters (newlines included) shown escaped."""
+    return text.translate(_INVISIBLE)
+
+
+# Plain SGR codes: importing a styling library would cost the CLI's start-up time.
+_SGR = {
+    "pass": "32",
+    "fail": "1;31",
+    "skip": "1;33",
+    "error": "1;31",
+    "warning": "33",
+    "info": "36",
+    "dim": "2",
+}
+_HEAD = {"pass": "ok", "fail": "FAIL", "skip": "SKIP"}
+
+
+def _paint(text: str, style: str, color: bool) -> str:
+    return f"\x1b[{_SGR[style]}m{text}\x1b[0m" if color and text else text
+
+
 def _where(f: Finding) -> str:
+    """``path:line commit`` or, for a finding in a commit message, ``commit line N``."""
     parts = []
     if f.path:
-        parts.append(f.path + (f":{f.line}" if f.line is not None else ""))
-    elif f.line is not None:
-        parts.append(f"line {f.line}")
+        parts.append(visible(f.path) + (f":{f.line}" if f.line is not None else ""))
     if f.commit:
         parts.append(f.commit[:12])
+    if not f.path and f.line is not None:
+        parts.append(f"line {f.line}")
     return " ".join(parts)
 
 
-def render_text(report: Report, *, summary: bool) -> str:
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 or word == "info" else f"{n} {word}s"
+
+
+def _gate_detail(gate: GateResult) -> str:
+    """``(14 commits, 2 errors, 1 warning)``: what the gate judged and what it found."""
+    parts = []
+    if "commits" in gate.stats:
+        parts.append(_plural(gate.stats["commits"], "commit"))
+    for severity in SEVERITIES:
+        n = sum(1 for f in gate.findings if f.severity == severity)
+        if n:
+            parts.append(_plural(n, severity))
+    return f" ({', '.join(parts)})" if parts else ""
+
+
+def _finding_lines(f: Finding, color: bool) -> list[str]:
+    where = _where(f)
+    head = "  " + _paint(f"{f.severity}[{f.rule}]", f.severity, color)
+    if where:
+        head += " " + _paint(where, "dim", color) + ":"
+    first, *rest = f.message.split("\n")
+    # A message of several lines keeps its shape, indented under its finding.
+    return [f"{head} {visible(first)}"] + [f"      {visible(line)}" for line in rest]
+
+
+def render_text(report: Report, *, summary: bool, color: bool = False) -> str:
+    """One line per gate (``ok`` / ``FAIL`` / ``SKIP: reason``), its findings indented under
+    it, then (``summary``) a blank line and the summary. ``color``: SGR codes, for a terminal."""
     lines: list[str] = []
     for gate in report.gates:
         status = gate.status
-        head = {"pass": "ok  ", "fail": "FAIL", "skip": "SKIP"}[status]
-        line = f"{head} {gate.gate}"
+        word = _paint(_HEAD[status], status, color) + " " * (4 - len(_HEAD[status]))
+        line = f"{word} {visible(gate.gate)}{_gate_detail(gate)}"
         if status == "skip":
-            line += f": {gate.reason}"
-        if "commits" in gate.stats:
-            n = gate.stats["commits"]
-            line += f" ({n} commit{'' if n == 1 else 's'})"
+            line += f": {visible(gate.reason or '')}"
         lines.append(line)
         for f in gate.findings:
-            where = _where(f)
-            prefix = f"  {f.severity}[{f.rule}]"
-            lines.append(f"{prefix} {where}: {f.message}" if where else f"{prefix} {f.message}")
+            lines.extend(_finding_lines(f, color))
     if summary:
-        lines.append(summary_line(report))
+        if lines:
+            lines.append("")
+        lines.append(_paint(summary_line(report), report.status, color))
     return "\n".join(lines) + "\n"
 
 
@@ -236,9 +300,22 @@ def render_github(report: Report) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render(report: Report, fmt: str, *, summary: bool = True) -> str:
+def render(
+    report: Report,
+    fmt: str,
+    *,
+    summary: bool = True,
+    color: bool = False,
+    fail_on_skip: bool = False,
+) -> str:
+    """``report`` in ``fmt``. ``color`` applies to text only (the caller decides: a terminal,
+    and no ``NO_COLOR``); ``fail_on_skip`` tells the sarif log the command's exit code."""
     if fmt == "json":
         return json.dumps(report.to_json(), ensure_ascii=False, indent=None) + "\n"
     if fmt == "github":
         return render_github(report)
-    return render_text(report, summary=summary)
+    if fmt == "sarif":
+        from tools.sarif import render_sarif  # loaded only when asked for
+
+        return render_sarif(report, fail_on_skip=fail_on_skip)
+    return render_text(report, summary=summary, color=color)

@@ -192,9 +192,22 @@ def command(
     return deco
 
 
+def color_wanted(stream: Any = None) -> bool:
+    """Colour only on a terminal, never when ``NO_COLOR`` is set to anything (no-color.org)
+    nor on a ``dumb`` terminal."""
+    if os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
+        return False
+    stream = sys.stdout if stream is None else stream
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):  # no isatty, or a closed stream
+        return False
+
+
 def finish(report: Report, opts: Options, *, summary: bool = True) -> None:
     """Render ``report`` on stdout and exit with the contract's code."""
-    emit(render(report, opts.fmt, summary=summary))
+    color = opts.fmt == "text" and color_wanted()
+    emit(render(report, opts.fmt, summary=summary, color=color, fail_on_skip=opts.fail_on_skip))
     raise typer.Exit(report.exit_code(fail_on_skip=opts.fail_on_skip))
 
 

@@ -1,0 +1,207 @@
+"""``--format sarif``: a report as a SARIF 2.1.0 log, for code scanning and editors.
+
+One run whose driver is ``tools``; the driver lists every declared rule of the gates in the
+report (ids ``<gate>/<rule>``, since several gates declare the same rule id, e.g.
+``range-empty``); one result per finding; a skipped gate is a tool execution notification, so
+it never vanishes from the log. See docs/output-formats.md for the mapping and its reasons.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from typing import Any
+from urllib.parse import quote
+
+from tools import __version__
+from tools.report import Finding, GateResult, Report, Rule, declared
+
+SARIF_VERSION = "2.1.0"
+SARIF_SCHEMA_URI = (
+    "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+)
+SRCROOT = "%SRCROOT%"
+# GitHub code scanning rejects a whole upload when one result has no file location, and a
+# commit-message finding concerns no file: such findings are anchored (file-level, no line) at
+# the protocol's conventional home, the contract they enforce, and name their commit in a
+# logical location, in the message and in the properties.
+PATHLESS_ANCHOR = ".agents/protocol.yaml"
+LEVELS = {"error": "error", "warning": "warning", "info": "note"}
+SKIPPED = "gate-skipped"
+FINGERPRINT_KEY = "toolsFinding/v1"
+
+
+def rule_id(gate: str, rule: str) -> str:
+    """The SARIF ``ruleId`` of ``rule`` of ``gate`` (hierarchical: the gate is the family)."""
+    return f"{gate}/{rule}"
+
+
+def _text(value: str) -> str:
+    # Bytes that were not UTF-8 arrive as surrogate escapes; a SARIF string must be Unicode.
+    return value.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
+def artifact_uri(path: str) -> dict[str, str]:
+    """An ``artifactLocation``: repo-relative paths become percent-encoded relative references
+    under ``%SRCROOT%``; an absolute path (an input outside the repository) a file URI."""
+    raw = path.encode("utf-8", "surrogateescape")
+    if os.path.isabs(path):
+        return {"uri": "file://" + quote(raw, safe="/")}
+    return {"uri": quote(raw, safe="/"), "uriBaseId": SRCROOT}
+
+
+def _descriptor(gate: str, rule: Rule) -> dict[str, Any]:
+    return {
+        "id": rule_id(gate, rule.id),
+        "name": rule.id,
+        "shortDescription": {"text": _text(rule.summary)},
+        "defaultConfiguration": {"level": LEVELS[rule.severity]},
+        "properties": {"gate": gate, "tags": [gate]},
+    }
+
+
+class _Rules:
+    """The driver's rule table, in report order, each id once."""
+
+    def __init__(self) -> None:
+        self.descriptors: list[dict[str, Any]] = []
+        self.index: dict[str, int] = {}
+        self._registry = declared()
+
+    def add_gate(self, gate: str) -> None:
+        for rule in self._registry.get(gate, {}).values():
+            self._add(gate, rule)
+
+    def _add(self, gate: str, rule: Rule) -> int:
+        rid = rule_id(gate, rule.id)
+        if rid not in self.index:
+            self.index[rid] = len(self.descriptors)
+            self.descriptors.append(_descriptor(gate, rule))
+        return self.index[rid]
+
+    def of(self, gate: str, finding: Finding) -> int:
+        rid = rule_id(gate, finding.rule)
+        if rid in self.index:
+            return self.index[rid]
+        # A report assembled outside a gate module (never by the CLI): describe it from itself.
+        return self._add(gate, Rule(finding.rule, finding.severity, finding.rule))
+
+
+def _fingerprint(gate: str, f: Finding, seen: dict[str, int]) -> str:
+    # The finding's identity without its line, so that an edit above it does not make a new
+    # alert; identical findings are told apart by their order, as code scanning expects.
+    key = "\0".join((gate, f.rule, f.path or "", f.commit or "", f.message))
+    digest = hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:32]
+    n = seen.get(digest, 0) + 1
+    seen[digest] = n
+    return f"{digest}:{n}"
+
+
+def _location(f: Finding) -> dict[str, Any]:
+    if f.path:
+        physical: dict[str, Any] = {"artifactLocation": artifact_uri(f.path)}
+        if f.line is not None:
+            physical["region"] = {"startLine": f.line}
+        return {"physicalLocation": physical}
+    location: dict[str, Any] = {
+        "physicalLocation": {"artifactLocation": artifact_uri(PATHLESS_ANCHOR)}
+    }
+    if f.commit:
+        location["logicalLocations"] = [
+            {"name": f.commit[:12], "fullyQualifiedName": f.commit, "kind": "commit"}
+        ]
+        location["message"] = {"text": f"commit {f.commit}"}
+    return location
+
+
+def _result(gate: GateResult, f: Finding, index: int, seen: dict[str, int]) -> dict[str, Any]:
+    message = f.message
+    if f.path is None and f.line is not None:
+        message += f" (line {f.line})"
+    if f.commit:
+        message += f" (commit {f.commit})"
+    properties: dict[str, Any] = {"gate": gate.gate, "rule": f.rule, "commit": f.commit}
+    if f.path is None and f.line is not None:
+        properties["line"] = f.line
+    return {
+        "ruleId": rule_id(gate.gate, f.rule),
+        "ruleIndex": index,
+        "level": LEVELS[f.severity],
+        "message": {"text": _text(message)},
+        "locations": [_location(f)],
+        "partialFingerprints": {FINGERPRINT_KEY: _fingerprint(gate.gate, f, seen)},
+        "properties": properties,
+    }
+
+
+def to_sarif(report: Report, *, fail_on_skip: bool = False) -> dict[str, Any]:
+    """The SARIF log of ``report`` (a rendered report is one the command could judge: the
+    invocation succeeded; its exit code is the report's)."""
+    rules = _Rules()
+    for gate in report.gates:
+        rules.add_gate(gate.gate)
+    results: list[dict[str, Any]] = []
+    seen: dict[str, int] = {}
+    for gate in report.gates:
+        for f in gate.findings:
+            results.append(_result(gate, f, rules.of(gate.gate, f), seen))
+    skipped = [g for g in report.gates if g.status == "skip"]
+    # Under --fail-on-skip a skip fails the command, so it is reported at that level.
+    skip_level = "error" if fail_on_skip else "warning"
+    notifications = [
+        {
+            "level": skip_level,
+            "message": {"text": _text(f"{g.gate} skipped: {g.reason}")},
+            "descriptor": {"id": SKIPPED, "index": 0},
+            "properties": {"gate": g.gate, "reason": _text(g.reason or "")},
+        }
+        for g in skipped
+    ]
+    driver: dict[str, Any] = {
+        "name": "tools",
+        "version": __version__,
+        "semanticVersion": __version__,
+        "rules": rules.descriptors,
+    }
+    if skipped:
+        driver["notifications"] = [
+            {
+                "id": SKIPPED,
+                "shortDescription": {"text": "a gate could not judge and skipped (never a pass)"},
+                "defaultConfiguration": {"level": "warning"},
+            }
+        ]
+    invocation: dict[str, Any] = {
+        "executionSuccessful": True,
+        "exitCode": report.exit_code(fail_on_skip=fail_on_skip),
+        "properties": {
+            "status": report.status,
+            "gates": [
+                {
+                    "gate": g.gate,
+                    "status": g.status,
+                    "reason": _text(g.reason) if g.reason else None,
+                    "stats": g.stats,
+                }
+                for g in report.gates
+            ],
+        },
+    }
+    if notifications:
+        invocation["toolExecutionNotifications"] = notifications
+    return {
+        "$schema": SARIF_SCHEMA_URI,
+        "version": SARIF_VERSION,
+        "runs": [
+            {
+                "tool": {"driver": driver},
+                "invocations": [invocation],
+                "results": results,
+            }
+        ],
+    }
+
+
+def render_sarif(report: Report, *, fail_on_skip: bool = False) -> str:
+    return json.dumps(to_sarif(report, fail_on_skip=fail_on_skip), ensure_ascii=False) + "\n"
