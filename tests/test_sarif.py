@@ -108,11 +108,13 @@ def branch_with_trouble(repo: Repo) -> Repo:
 
 
 def test_failing_preflight_log_carries_every_finding(branch_with_trouble: Repo) -> None:
+    # A gate disabled in config is a skip: it must show in the log too.
+    branch_with_trouble.write(".agents/protocol.yaml", "style: {enabled: false}\n")
     _, report, run, log = both(branch_with_trouble, "preflight", "--base", "main")
     assert run.exit_code == 1
     statuses = {g["gate"]: g["status"] for g in report["gates"]}
-    assert statuses["conflicts"] == statuses["trailers"] == statuses["style"] == "fail"
-    assert statuses["ratchet"] == "skip"  # not built yet: a skip, in the log too
+    assert statuses["conflicts"] == statuses["trailers"] == "fail"
+    assert statuses["style"] == "skip"
     results = log["runs"][0]["results"]
     with_path = [r for r in results if r["properties"]["gate"] == "conflicts"]
     assert [r["locations"][0]["physicalLocation"]["region"]["startLine"] for r in with_path] == [
@@ -124,7 +126,7 @@ def test_failing_preflight_log_carries_every_finding(branch_with_trouble: Repo) 
     pathless = [r for r in results if r["properties"]["gate"] in ("trailers", "style")]
     assert pathless and all(r["properties"]["commit"] == commit for r in pathless)
     notes = log["runs"][0]["invocations"][0]["toolExecutionNotifications"]
-    assert [(n["level"], n["properties"]["gate"]) for n in notes] == [("warning", "ratchet")]
+    assert [(n["level"], n["properties"]["gate"]) for n in notes] == [("warning", "style")]
     # every gate module the report names declared its rules into the driver
     assert {r["properties"]["gate"] for r in log["runs"][0]["tool"]["driver"]["rules"]} >= {
         "conflicts",
