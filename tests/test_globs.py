@@ -29,3 +29,41 @@ def test_negation_and_empty() -> None:
     globs = Globs(["**/*.md", "!docs/old/**"])
     assert globs.match("docs/a.md") and not globs.match("docs/old/a.md")
     assert not Globs([]).match("a.md") and not Globs([])
+
+
+# -- the string tests agree with pathspec's regexes ------------------------------------------
+from hypothesis import example, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from tools.globs import fast_predicate  # noqa: E402
+
+_SEG = st.sampled_from(["a", "b", "cuda", "x.h", "h", ".h", "docs", "a.md", "md", "tests"])
+_PATHS = st.lists(_SEG, min_size=1, max_size=5).map("/".join)
+_GLOBS = st.one_of(
+    st.sampled_from(["**/*.h", "**/*.md", "**/*h", "**/cuda/**", "**/docs", "docs/**",
+                     "a/b/**", "README.md", "a/x.h", "tests/", "/docs", "**/tests/**"]),
+    _SEG.map(lambda s: f"**/*{s}"),
+    _SEG.map(lambda s: f"**/{s}/**"),
+    _PATHS.map(lambda p: f"{p}/**"),
+    _PATHS.map(lambda p: f"{p}/"),
+    _PATHS,
+)  # fmt: skip
+
+
+@settings(max_examples=400, deadline=None)
+@given(glob=_GLOBS, paths=st.lists(_PATHS, min_size=1, max_size=8))
+@example(glob="tests/", paths=["tests", "tests/a"])
+@example(glob="**/*.h", paths=["x.h/y", ".h", "a/b.hh"])
+@example(glob="**/docs", paths=["docs", "a/docs", "a/docs/b", "adocs"])
+def test_string_tests_agree_with_the_regexes(glob: str, paths: list[str]) -> None:
+    assert fast_predicate(glob) is not None
+    globs = Globs([glob])
+    assert globs.fast
+    for path in paths:
+        assert globs.match(path) == globs.match_regex(path), (glob, path)
+
+
+@pytest.mark.parametrize("glob", ["src/*.cc", "**/x?.c", "a/**/b", "!x/**", "**/[ab].h", "a*/b"])
+def test_other_shapes_take_the_regex_path(glob: str) -> None:
+    assert fast_predicate(glob) is None
+    assert not Globs([glob]).fast

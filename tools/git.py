@@ -16,6 +16,7 @@ import threading
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 import git as gitpython
 
@@ -74,8 +75,9 @@ class Commit:
         return decode(self.message)
 
 
-@dataclass(frozen=True)
-class TreeEntry:
+class TreeEntry(NamedTuple):
+    """One file entry of a tree or of the index (a tuple: a large tree makes 20,000)."""
+
     mode: str
     sha: str
     path: str
@@ -163,6 +165,7 @@ class Git:
         self._resolved: dict[str, str | None] = {}
         self._empty_tree: str | None = None
         self._git_dir: Path | None = None
+        self._index_listing: list[tuple[bytes, bytes, bytes, str]] | None = None
 
     # -- where git keeps its state ----------------------------------------------------------
     @property
@@ -421,10 +424,9 @@ class Git:
         """Every path the index tracks, once, with its mode (unmerged paths included, with
         the mode of their first stage)."""
         modes: dict[str, str] = {}
-        for rec in self.out("ls-files", "-s", "-z").split(b"\0"):
-            if rec:
-                meta, _, path = rec.partition(b"\t")
-                modes.setdefault(decode(path), meta.split(b" ", 1)[0].decode())
+        for mode, _, _, path in self._index():
+            if path not in modes:
+                modes[path] = mode.decode()
         return modes
 
     def grep_files(
@@ -486,27 +488,44 @@ class Git:
                     if kind == b"blob":
                         out[path.decode(_ENC, _ERRORS)] = (mode, sha)
             return out
-        for rec in self.out("ls-files", "-s", "-z").split(b"\0"):
-            if rec:
-                meta, _, path = rec.partition(b"\t")
-                mode, sha, stage = meta.split(b" ")
-                if stage == b"0":
-                    out[path.decode(_ENC, _ERRORS)] = (mode, sha)
+        for mode, sha, stage, path in self._index():
+            if stage == b"0":
+                out[path] = (mode, sha)
         return out
+
+    def _index(self) -> list[tuple[bytes, bytes, bytes, str]]:
+        """(mode, object id, stage, path) of every index entry, read once per invocation:
+        every gate that asks for the index shares one ``git ls-files -s`` (nothing tools
+        runs in the user's repository writes the index while a command judges it)."""
+        if self._index_listing is None:
+            listing = []
+            for rec in self.out("ls-files", "-s", "-z").split(b"\0"):
+                if rec:
+                    meta, _, path = rec.partition(b"\t")
+                    mode, sha, stage = meta.split(b" ")
+                    listing.append((mode, sha, stage, path.decode(_ENC, _ERRORS)))
+            self._index_listing = listing
+        return self._index_listing
 
     def index_entries(self) -> list[TreeEntry]:
         """Every stage-0 entry of the index (what ``--staged`` judges)."""
-        raw = self.out("ls-files", "-s", "-z")
-        return list(_parse_ls(raw, staged=True))
+        return [
+            TreeEntry(mode.decode(), sha.decode(), path)
+            for mode, sha, stage, path in self._index()
+            if stage == b"0"
+        ]
+
+    def index_modes(self) -> dict[str, str]:
+        """Stage-0 path -> mode, from the one index read (no entry object per path)."""
+        return {path: mode.decode() for mode, _, stage, path in self._index() if stage == b"0"}
 
     def unmerged_paths(self) -> list[str]:
         """Paths with unmerged index entries (a merge, rebase or cherry-pick stopped on
         conflicts), each once, in index order."""
-        raw = self.out("ls-files", "-u", "-z")
         seen: dict[str, None] = {}
-        for rec in raw.split(b"\0"):
-            if rec:
-                seen.setdefault(decode(rec.partition(b"\t")[2]), None)
+        for _, _, stage, path in self._index():
+            if stage != b"0":
+                seen.setdefault(path, None)
         return list(seen)
 
     def untracked_files(self) -> list[str]:

@@ -74,7 +74,7 @@ def run(ctx: Context) -> GateResult:
         )
     conflicted = set(unmerged)
     if ctx.opts.staged:
-        modes = {e.path: e.mode for e in git.index_entries()}
+        modes = git.index_modes()
         paths = [c.path for c in ctx.staged_changes if c.status not in "DU"]
         what = "staged blobs that differ from HEAD"
     else:

@@ -50,16 +50,23 @@ class _Tree:
         self.entries: dict[str, TreeEntry] = {}
         for entry in entries:
             self.entries.setdefault(entry.path, entry)
-        self.dirs: set[str] = {""}
-        self.submodules: list[str] = []
-        for path, entry in self.entries.items():
-            if entry.is_submodule:
-                self.submodules.append(path + "/")
-            parts = path.split("/")
-            for k in range(1, len(parts)):
-                self.dirs.add("/".join(parts[:k]))
+        self.submodules = [p + "/" for p, e in self.entries.items() if e.is_submodule]
+        self._dirs: set[str] | None = None  # built on the first link to a folder
         self._lines: dict[str, list[str] | None] = {}
         self._anchors: dict[str, set[str] | None] = {}
+
+    @property
+    def dirs(self) -> set[str]:
+        """Every folder that holds a file of the tree (most links name files: built lazily)."""
+        if self._dirs is None:
+            dirs = {""}
+            for path in self.entries:
+                at = path.rfind("/")
+                while at > 0 and path[:at] not in dirs:
+                    dirs.add(path[:at])
+                    at = path.rfind("/", 0, at)
+            self._dirs = dirs
+        return self._dirs
 
     def files(self) -> list[str]:
         return list(self.entries)

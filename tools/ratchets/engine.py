@@ -55,13 +55,17 @@ class Ratchet:
             return path == self.path
         if self._scope is None:
             assert self.include is not None and self.exclude is not None
-            inc, exc = self.include.one_regex(), self.exclude.one_regex()
-            if inc is not None and (exc is not None or not self.exclude):
+            include, exclude = self.include, self.exclude
+            if include.fast and exclude.fast:
+                # string tests (no regex): the common globs
+                self._scope = lambda p: include.match(p) and not exclude.match(p)
+                return bool(self._scope(path))
+            inc, exc = include.one_regex(), exclude.one_regex()
+            if inc is not None and (exc is not None or not exclude):
                 # include and not exclude, as one regex: one call per path
                 text = inc if exc is None else f"(?!{exc})(?:{inc})"
                 self._scope = re.compile(text, re.DOTALL).match
             else:
-                include, exclude = self.include, self.exclude
                 self._scope = lambda p: include.match(p) and not exclude.match(p)
         return bool(self._scope(path))
 
