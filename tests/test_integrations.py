@@ -2,7 +2,9 @@
 repository's `.pre-commit-hooks.yaml` (`pre-commit try-repo`, and real commits through
 `pre-commit install` with the configuration docs/ci.md gives), plain git hooks where `tools
 hooks install` was not yet tested (outside a repository, a linked worktree, a repository with a
-`tools/` package of its own).
+`tools/` package of its own), and the GitHub workflow files: this repository's and the
+adopters' one in docs/ci.md, whose `tools` commands run against a pull request checked out the
+way GitHub checks it out.
 
 The pre-commit framework installs the hooks' distribution from a repository into a virtual
 environment of its own: once per module here (``PRE_COMMIT_HOME`` is shared by the module), and
@@ -11,9 +13,12 @@ once more for the one `try-repo` call, which builds its own every time.
 
 from __future__ import annotations
 
+import importlib.metadata
 import os
+import shlex
 import subprocess
 import sys
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,6 +28,7 @@ import yaml
 from tests.conftest import Repo, run_cli
 from tests.snapshot import ROOT, git_snapshot
 from tools import __version__
+from tools.report import FORMATS
 
 DIST_NAME = "agent-protocol-gates"
 MARKER = "FOLLOWING_AGENTS_PROTOCOL"
@@ -354,3 +360,152 @@ def test_hooks_installed_from_a_linked_worktree_guard_it(repo: Repo, tmp_path: P
     subprocess.run(["git", "add", "-A"], cwd=linked, check=True)
     proc = run_as_user(linked, "git", "commit", "-q", "-m", "Add a", tools_on_path=True)
     assert proc.returncode != 0 and "conflict-marker" in out(proc)
+
+
+# -- GitHub Actions --------------------------------------------------------------------------
+
+WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.y*ml"))
+
+
+def load_workflow(text: str) -> dict:
+    data = yaml.safe_load(text)
+    assert isinstance(data, dict) and "jobs" in data, "a workflow has jobs"
+    # YAML 1.1 reads the key `on` as the boolean true.
+    data["on"] = data.pop(True, data.get("on"))
+    assert data["on"], "a workflow has triggers"
+    return data
+
+
+def steps_of(workflow: dict) -> list[dict]:
+    return [step for job in workflow["jobs"].values() for step in job["steps"]]
+
+
+def tools_commands(steps: list[dict]) -> Iterator[tuple[dict, list[str]]]:
+    """Each `tools …` command line of the steps' scripts, split as the shell splits it, up to
+    the first shell operator (a redirection, ``||``…)."""
+    for step in steps:
+        for line in str(step.get("run", "")).splitlines():
+            words = shlex.split(line, comments=True)
+            if words and Path(words[0]).name == "tools":
+                cut = [i for i, w in enumerate(words) if w in {">", ">>", "|", "||", "&&", ";"}]
+                yield step, words[1 : cut[0] if cut else len(words)]
+
+
+def _checkout_step(steps: list[dict]) -> dict:
+    found = [s for s in steps if str(s.get("uses", "")).startswith("actions/checkout@")]
+    assert len(found) == 1
+    return found[0]
+
+
+def test_the_workflow_files_parse_and_name_what_exists() -> None:
+    assert "ci.yml" in [p.name for p in WORKFLOWS]
+    for path in WORKFLOWS:
+        steps = steps_of(load_workflow(path.read_text()))
+        for step in steps:
+            if "uses" in step:  # an action pinned to a release, never a branch
+                action, _, ref = step["uses"].partition("@")
+                assert action and ref.startswith("v"), step["uses"]
+            for word in shlex.split(str(step.get("run", "")), comments=True):
+                if word.startswith(".ci/"):
+                    assert os.access(ROOT / word, os.X_OK), f"{path.name} runs {word}"
+
+
+def test_this_repository_workflow_runs_ci_run_then_the_range_gates() -> None:
+    workflow = load_workflow((ROOT / ".github" / "workflows" / "ci.yml").read_text())
+    assert "pull_request" in workflow["on"]
+    steps = steps_of(workflow)
+    assert _checkout_step(steps)["with"]["fetch-depth"] == 0
+    runs = [str(s.get("run", "")) for s in steps]
+    torch_at = next(i for i, r in enumerate(runs) if "torch==" in r)
+    ci_at = runs.index(".ci/run")
+    gates = [(s, c) for s, c in tools_commands(steps) if "--format" in c]
+    assert len(gates) == 1
+    step, command = gates[0]
+    assert torch_at < ci_at < runs.index(step["run"])
+    assert command == [
+        "preflight", "--base", "origin/$BASE_REF", "--head", "$HEAD_SHA", "--format", "github"
+    ]  # fmt: skip
+    assert "pull_request" in step["if"]
+    # The torch of the hosted runner is .ci/run's pin, the CPU build.
+    pin = next(w for w in (ROOT / ".ci/run").read_text().split() if w.startswith("torch=="))
+    assert pin in runs[torch_at].split()
+    assert "--index-url https://download.pytorch.org/whl/cpu" in runs[torch_at]
+
+
+def test_the_adopters_workflow_in_the_docs_installs_this_distribution() -> None:
+    assert importlib.metadata.version(DIST_NAME) == __version__
+    workflows = [load_workflow(b) for b in docs_yaml() if "jobs:" in b]
+    assert len(workflows) == 1
+    steps = steps_of(workflows[0])
+    assert _checkout_step(steps)["with"]["fetch-depth"] == 0
+    assert any(f"pip install {DIST_NAME}=={__version__}" in str(s.get("run")) for s in steps)
+    code = "".join(fenced_blocks(DOCS.read_text(), "sh") + docs_yaml())
+    assert f"pip install {DIST_NAME}=={__version__}" in code
+    assert "pip install tools" not in code  # the unrelated project of that name
+
+
+@pytest.fixture
+def pull_request(make_repo: Callable[..., Repo]) -> tuple[Repo, str]:
+    """A pull request checked out as GitHub's workflow sees it: a full clone (``origin/main``),
+    HEAD at GitHub's synthetic merge of the branch into main. Returns (clone, branch tip)."""
+    origin = make_repo("origin")
+    origin.tools("init")
+    origin.commit(good("Start"), {"a.txt": "a\n"})
+    origin.branch("topic")
+    origin.commit(good("Add b"), {"b.txt": "b\n"})
+    tip = origin.commit(good("Add c"), {"c.txt": "c\n"})
+    origin.checkout("main")
+    base = origin.commit(good("Change a"), {"a.txt": "a2\n"})
+    clone = origin.clone(origin.path.parent / "checkout")
+    clone.git("checkout", "-q", "--detach", "origin/main")
+    clone.git("merge", "-q", "--no-ff", "--no-verify", "-m", f"Merge {tip} into {base}", tip)
+    return clone, tip
+
+
+def _workflow_commands() -> list[tuple[str, dict, list[str]]]:
+    """(where, step, command) for every `tools` command of the workflows."""
+    found = []
+    for path in WORKFLOWS:
+        steps = steps_of(load_workflow(path.read_text()))
+        found += [(path.name, s, c) for s, c in tools_commands(steps)]
+    for block in docs_yaml():
+        data = yaml.safe_load(block)
+        steps = data if isinstance(data, list) else steps_of(data) if "jobs" in data else []
+        found += [("docs/ci.md", s, c) for s, c in tools_commands(steps)]
+    return found
+
+
+def test_every_tools_command_of_the_workflows_runs_on_a_pull_request(
+    pull_request: tuple[Repo, str],
+) -> None:
+    clone, tip = pull_request
+    # What GitHub puts in the expressions for a pull request into main, at this tip.
+    github = {"${{ github.base_ref }}": "main", "${{ github.event.pull_request.head.sha }}": tip}
+    commands = _workflow_commands()
+    assert len(commands) >= 3  # this repository's gate step, the adopters' and its SARIF step
+    for where, step, command in commands:
+        values = {f"${name}": github[expr] for name, expr in step.get("env", {}).items()}
+        args = []
+        for word in command:
+            for var, value in values.items():
+                word = word.replace(var, value)
+            assert "$" not in word, f"{where}: {word} is not set in the step's env"
+            args.append(word)
+        run = run_cli(args, cwd=clone.path)
+        if "sarif" in args and "sarif" not in FORMATS:
+            # docs/ci.md describes the SARIF upload ahead of --format sarif: until it lands,
+            # the format is the one thing the command lacks.
+            assert run.exit_code == 2 and "--format" in run.stderr, (where, run.stderr)
+            continue
+        assert run.exit_code == 0, (where, args, run.stdout, run.stderr)
+        if "github" in args:
+            assert "::error" not in run.stdout
+
+
+def test_without_head_the_synthetic_merge_commit_joins_the_range(
+    pull_request: tuple[Repo, str],
+) -> None:
+    clone, _ = pull_request
+    run = run_cli(["preflight", "--base", "origin/main", "--format", "github"], cwd=clone.path)
+    assert run.exit_code == 1
+    assert "marker-missing" in run.stdout and "::error" in run.stdout
