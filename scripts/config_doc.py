@@ -63,6 +63,8 @@ linked from each section.
 """
 
 SECTION_DOCS = {
+    "base": "[the guide](guide.md#the-range)",
+    "preflight": "[the guide](guide.md#gates)",
     "index": "[ledgers.md](ledgers.md#the-issue-index--indexpath-default-agentsissue-indexmd)",
     "ledger": "[ledgers.md](ledgers.md#the-evidence-ledger--ledgerpath-default-agentsledgerjsonl)",
     "trailers": "[commit-gates.md](commit-gates.md#configuration-trailers-style)",
