@@ -35,7 +35,7 @@ def test_negation_and_empty() -> None:
 from hypothesis import example, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from tools.globs import fast_predicate  # noqa: E402
+from tools.globs import simple_shape  # noqa: E402
 
 _SEG = st.sampled_from(["a", "b", "cuda", "x.h", "h", ".h", "docs", "a.md", "md", "tests"])
 _PATHS = st.lists(_SEG, min_size=1, max_size=5).map("/".join)
@@ -56,7 +56,7 @@ _GLOBS = st.one_of(
 @example(glob="**/*.h", paths=["x.h/y", ".h", "a/b.hh"])
 @example(glob="**/docs", paths=["docs", "a/docs", "a/docs/b", "adocs"])
 def test_string_tests_agree_with_the_regexes(glob: str, paths: list[str]) -> None:
-    assert fast_predicate(glob) is not None
+    assert simple_shape(glob) is not None
     globs = Globs([glob])
     assert globs.fast
     for path in paths:
@@ -65,5 +65,14 @@ def test_string_tests_agree_with_the_regexes(glob: str, paths: list[str]) -> Non
 
 @pytest.mark.parametrize("glob", ["src/*.cc", "**/x?.c", "a/**/b", "!x/**", "**/[ab].h", "a*/b"])
 def test_other_shapes_take_the_regex_path(glob: str) -> None:
-    assert fast_predicate(glob) is None
+    assert simple_shape(glob) is None
     assert not Globs([glob]).fast
+
+
+@settings(max_examples=300, deadline=None)
+@given(globs=st.lists(_GLOBS, min_size=1, max_size=5), paths=st.lists(_PATHS, min_size=1))
+def test_a_set_of_simple_globs_agrees_with_the_regexes(globs: list[str], paths: list[str]) -> None:
+    compiled = Globs(globs)
+    assert compiled.fast
+    for path in paths:
+        assert compiled.match(path) == compiled.match_regex(path), (globs, path)

@@ -17,10 +17,9 @@ from __future__ import annotations
 
 import re
 import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 
 _MAGIC = frozenset("*?[\\!")
-_Predicate = Callable[[str], bool]
 
 
 def _pattern_class() -> type:
@@ -42,43 +41,61 @@ def _literal(text: str) -> bool:
     return bool(text) and not (_MAGIC & set(text)) and "//" not in text
 
 
-def fast_predicate(glob: str) -> _Predicate | None:
-    """A string test equal to the glob's wildmatch (whole path; a matched folder covers
-    what is under it) for the common shapes, or None: ``**/*SUFFIX``, ``**/NAME``,
-    ``**/NAME/**``, ``PREFIX/**`` and a literal path."""
+def simple_shape(glob: str) -> tuple[str, str] | None:
+    """The glob's shape when string tests can match it exactly (a matched folder covering
+    what is under it), or None: ``("suffix", S)`` for ``**/*S``, ``("name", N)`` for
+    ``**/N``, ``("inside", N)`` for ``**/N/**``, ``("prefix", P)`` for ``P/**`` and a folder
+    ``P/``, ``("path", P)`` for a literal path."""
     body = glob.strip("/")
     if glob.startswith("!") or not body:
         return None
     if body.startswith("**/*"):
         suffix = body[4:]
-        if suffix and _literal(suffix) and "/" not in suffix:
-            inner = suffix + "/"
-            return lambda p: p.endswith(suffix) or inner in p
-        return None
+        return ("suffix", suffix) if _literal(suffix) and "/" not in suffix else None
     if body.startswith("**/"):
         rest = body[3:]
         if rest.endswith("/**"):
             name = rest[:-3]
-            if _literal(name) and "/" not in name:
-                inner = f"/{name}/"
-                return lambda p: inner in "/" + p
-            return None
-        if _literal(rest) and "/" not in rest:
-            inner = f"/{rest}/"
-            return lambda p: inner in f"/{p}/"
-        return None
+            return ("inside", name) if _literal(name) and "/" not in name else None
+        return ("name", rest) if _literal(rest) and "/" not in rest else None
     if body.endswith("/**"):
-        prefix = body[:-3]
-        if _literal(prefix):
-            start = prefix + "/"
-            return lambda p: p.startswith(start)
-        return None
+        return ("prefix", body[:-3]) if _literal(body[:-3]) else None
     if _literal(body):
-        start = body + "/"
-        if glob.endswith("/"):  # a folder only: what is under it, never a file of that name
-            return lambda p: p.startswith(start)
-        return lambda p: p == body or p.startswith(start)
+        # A trailing slash names a folder only: what is under it, never a file of that name.
+        return ("prefix", body) if glob.endswith("/") else ("path", body)
     return None
+
+
+def _alternation(words: list[str]) -> str:
+    return "|".join(re.escape(w) for w in sorted(set(words), key=len, reverse=True))
+
+
+class _Simple:
+    """One matcher for a set of simple globs: a few C-level string tests per path."""
+
+    def __init__(self, shapes: list[tuple[str, str]]):
+        by: dict[str, list[str]] = {}
+        for kind, value in shapes:
+            by.setdefault(kind, []).append(value)
+        self.suffixes = tuple(by.get("suffix", ()))
+        # A folder whose name ends with a suffix covers what is under it: "x.h/y.c".
+        self.inner = (
+            re.compile(f"(?:{_alternation(list(self.suffixes))})/") if self.suffixes else None
+        )
+        self.paths = frozenset(by.get("path", ()))
+        self.prefixes = tuple(p + "/" for p in by.get("prefix", []) + by.get("path", []))
+        inside, names = by.get("inside", []), by.get("name", [])
+        self.inside = re.compile(f"/(?:{_alternation(inside)})/") if inside else None
+        self.names = re.compile(f"/(?:{_alternation(names)})/") if names else None
+
+    def __call__(self, p: str) -> bool:
+        if self.suffixes and (p.endswith(self.suffixes) or self.inner.search(p)):  # type: ignore[union-attr]
+            return True
+        if p in self.paths or (self.prefixes and p.startswith(self.prefixes)):
+            return True
+        if self.inside is not None and self.inside.search("/" + p):
+            return True
+        return self.names is not None and self.names.search("/" + p + "/") is not None
 
 
 def _anchored(body: str) -> str:
@@ -98,10 +115,10 @@ class Globs:
         self._one: re.Pattern[str] | None = None
         live = [g for g in self.patterns if g.lstrip("!").strip() and not g.startswith("#")]
         self._live = bool(live)
-        preds = [fast_predicate(g) for g in live]
-        self._fast: list[_Predicate] | None = None
-        if all(p is not None for p in preds):
-            self._fast = preds  # type: ignore[assignment]
+        shapes = [simple_shape(g) for g in live]
+        self._fast: _Simple | None = None
+        if all(shape is not None for shape in shapes):
+            self._fast = _Simple(shapes)  # type: ignore[arg-type]
 
     def _compile(self) -> None:
         """The regex path (pathspec's translation of each glob), built on first need."""
@@ -134,7 +151,7 @@ class Globs:
 
     def match(self, path: str) -> bool:
         if self._fast is not None:
-            return any(pred(path) for pred in self._fast)
+            return self._fast(path)
         hit = self._cache.get(path)
         if hit is None:
             hit = self._cache[path] = self.match_regex(path)
