@@ -61,10 +61,11 @@ def main() -> None:
             args.runs,
         )
         base = start["python -c pass"][0]
-        print("\n| start-up | median ms | beyond a bare interpreter, ms |")
-        print("|---|---|---|")
-        for name, (wall, _cpu, _codes) in start.items():
-            print(f"| `{name}` | {wall * 1000:.0f} | {(wall - base) * 1000:.0f} |")
+        print("\n| start-up | median ms | spread ms | beyond a bare interpreter, ms |")
+        print("|---|---|---|---|")
+        for name, (wall, _cpu, _codes, lo, hi) in start.items():
+            spread = f"{lo * 1000:.0f}-{hi * 1000:.0f}"
+            print(f"| `{name}` | {wall * 1000:.0f} | {spread} | {(wall - base) * 1000:.0f} |")
         cmds = {
             fmt: [tools, "--repo", str(repo), "--format", fmt, "conflicts", "check"]
             for fmt in FORMATS
@@ -72,10 +73,17 @@ def main() -> None:
         res = interleaved(cmds, repo, args.runs)
         findings = 3 * args.hunks
         text = res["text"][0]
-        print(f"\n| `tools conflicts check`, {findings} findings | median ms | vs text | exit |")
-        print("|---|---|---|---|")
-        for fmt, (wall, _cpu, codes) in res.items():
-            print(f"| `--format {fmt}` | {wall * 1000:.0f} | {wall / text:.2f}× | {codes} |")
+        print(
+            f"\n| `tools conflicts check`, {findings} findings | median ms | spread ms | vs text "
+            "| exit |"
+        )
+        print("|---|---|---|---|---|")
+        for fmt, (wall, _cpu, codes, lo, hi) in res.items():
+            spread = f"{lo * 1000:.0f}-{hi * 1000:.0f}"
+            print(
+                f"| `--format {fmt}` | {wall * 1000:.0f} | {spread} | {wall / text:.2f}× "
+                f"| {codes} |"
+            )
 
 
 if __name__ == "__main__":

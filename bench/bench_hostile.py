@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from measure import cpu_model, median  # noqa: E402
+from measure import cpu_model, median, target_row  # noqa: E402
 
 from tests.hostile import cases, forget  # noqa: E402
 
@@ -42,6 +42,13 @@ def main() -> None:
         ms = [t * 1000 for t in times]
         print(f"| {case.family} | {case.name} | {median(ms):.0f} | {max(ms):.0f} |")
     print(f"\nslowest single run: {worst * 1000:.0f} ms (target ≤ 1000 ms)")
+    target_row(
+        f"every parser family on its 1 MiB hostile inputs ({len(cases())} inputs)",
+        f"slowest run {worst * 1000:.0f} ms",
+        "—",
+        "<= 1 s each",
+        worst <= 1.0,
+    )
 
 
 if __name__ == "__main__":

@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from measure import cpu_model, interleaved  # noqa: E402
+from measure import cpu_model, interleaved, target_row  # noqa: E402
 from synth import fast_import  # noqa: E402
 
 MARKER = "FOLLOWING_AGENTS_PROTOCOL"
@@ -124,7 +124,7 @@ def main() -> None:
             args.runs,
         )
         load_after = os.getloadavg()[0]
-    (msgs_wall, msgs_cpu, _), (paths_wall, paths_cpu, _) = list(rows.values())[:2]
+    msgs_wall, paths_wall = (row[0] for row in list(rows.values())[:2])
     print(f"date: {time.strftime('%Y-%m-%d')}")
     print(f"machine: {cpu_model()}, nproc {os.cpu_count()}, Python {platform.python_version()}")
     print(f"load average (1 min) before/after: {load_before:.2f} / {load_after:.2f}")
@@ -133,13 +133,27 @@ def main() -> None:
         f"{len(bad['style'])} bad for style), built in {build:.1f} s; median of {args.runs} "
         "interleaved runs"
     )
-    print(f"  {'command':<48} {'wall ms':>8} {'cpu ms':>7}  {'wall / log':>18}  exit")
-    for name, (wall, cpu, codes) in rows.items():
+    print(
+        f"  {'command':<48} {'wall ms':>8} {'spread':>11} {'cpu ms':>7}  {'wall / log':>18}  exit"
+    )
+    for name, (wall, cpu, codes, lo, hi) in rows.items():
+        spread = f"{lo * 1000:.0f}-{hi * 1000:.0f}"
         print(
-            f"  {name:<48} {wall * 1000:8.0f} {cpu * 1000:7.0f}  "
+            f"  {name:<48} {wall * 1000:8.0f} {spread:>11} {cpu * 1000:7.0f}  "
             f"x{wall / msgs_wall:5.1f} | x{wall / paths_wall:5.2f}  {codes}"
         )
     print("  (wall / log: against the messages-only git log | the messages + paths git log)")
+    ref = f"git log --format=%H%x00%P%x00%B {msgs_wall * 1000:.0f} ms"
+    for gate in ("trailers", "style"):
+        wall = rows[f"tools {gate} check"][0]
+        ratio = wall / msgs_wall
+        target_row(
+            f"`tools {gate} check`, {args.commits} commits (reads messages only)",
+            f"{wall * 1000:.0f} ms = {ratio:.1f}x",
+            ref,
+            "<= 4x",
+            ratio <= 4,
+        )
 
 
 if __name__ == "__main__":

@@ -38,7 +38,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from measure import cpu_model, median, peak_rss_kib, wall_times  # noqa: E402
+from measure import cpu_model, median, peak_rss_kib, target_row, wall_times  # noqa: E402
 from synth import fast_import  # noqa: E402
 
 from tools.config import defaults  # noqa: E402
@@ -136,8 +136,8 @@ def _grep_command() -> list[str]:
 
 
 def _interleaved(cmds: list[list[str]], cwd: Path, runs: int) -> list[tuple[float, int, str]]:
-    """(median wall, peak RSS KiB, exit codes) of each command. The commands take turns run
-    by run, so a change in the machine's load weighs on all of them alike."""
+    """(median wall, peak RSS KiB, exit codes and the spread) of each command. The commands
+    take turns run by run, so a change in the machine's load weighs on all of them alike."""
     for cmd in cmds:
         wall_times(cmd, cwd, 1)  # warm-up: page cache, pyc files
     walls: list[list[float]] = [[] for _ in cmds]
@@ -148,7 +148,12 @@ def _interleaved(cmds: list[list[str]], cwd: Path, runs: int) -> list[tuple[floa
             walls[k] += wall
             codes[k] |= seen
     return [
-        (median(walls[k]), peak_rss_kib(cmd, cwd), ",".join(map(str, sorted(codes[k]))))
+        (
+            median(walls[k]),
+            peak_rss_kib(cmd, cwd),
+            ",".join(map(str, sorted(codes[k])))
+            + f" (spread {min(walls[k]) * 1000:.0f}-{max(walls[k]) * 1000:.0f} ms)",
+        )
         for k, cmd in enumerate(cmds)
     ]
 
@@ -266,6 +271,14 @@ def main() -> None:
     print(f"ratio --rev HEAD / git grep: {t_wall / g_wall:.2f} (target <= 2)")
     print(f"ratio counting alone / git grep: {counting / g_wall:.2f}")
     print("tools output:\n" + report)
+    target_row(
+        f"`tools ratchet check --rev HEAD`, {args.files} files"
+        + (" (hostile: tokens in every file)" if args.hostile else ""),
+        f"{t_wall * 1000:.0f} ms = {t_wall / g_wall:.2f}x",
+        f"git grep -c -P {g_wall * 1000:.0f} ms",
+        "<= 2x",
+        t_wall / g_wall <= 2,
+    )
 
 
 if __name__ == "__main__":

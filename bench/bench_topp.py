@@ -28,7 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 BATCH, VOCAB, SEED, P = 64, 154856, 42, 0.949999988079071
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from measure import cpu_model, median, peak_rss_kib, wall_times  # noqa: E402
+from measure import cpu_model, median, peak_rss_kib, target_row, wall_times  # noqa: E402
 
 METHODS = ("stock", "split", "binary64")
 
@@ -141,6 +141,20 @@ def main() -> None:
     print(
         f"gate: tools numerics topp-count numerics/topp-plan.yaml --no-record: median "
         f"{wall:.2f} s of {args.gate_runs}, peak RSS {rss / 1024:.0f} MiB, exit {code}"
+    )
+    target_row(
+        "top-p: split against stock, batch 64 x vocab 154,856",
+        f"split {med['split']:.3f} s",
+        f"stock {med['stock']:.3f} s",
+        "split faster",
+        med["split"] < med["stock"],
+    )
+    target_row(
+        "`tools numerics topp-count numerics/topp-plan.yaml`, peak RSS",
+        f"{rss / 1024:.0f} MiB ({wall:.2f} s)",
+        "—",
+        "<= 2 GiB",
+        rss / 1024 <= 2048 and code == 0,
     )
 
 

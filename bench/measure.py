@@ -62,9 +62,9 @@ def median(values: list[float]) -> float:
 
 
 def interleaved(cmds: dict[str, list[str]], cwd: Path, runs: int) -> dict[str, tuple]:
-    """Median wall and CPU (user + sys of the child) seconds per command, and the exit codes
-    seen. Runs are interleaved (each round runs every command once) so that load from
-    elsewhere on the machine falls on all commands alike."""
+    """Per command: median wall and CPU (user + sys of the child) seconds, the exit codes
+    seen, and the spread (fastest, slowest wall). Runs are interleaved (each round runs every
+    command once) so that load from elsewhere on the machine falls on all commands alike."""
     walls: dict[str, list[float]] = {k: [] for k in cmds}
     cpus: dict[str, list[float]] = {k: [] for k in cmds}
     codes: dict[str, set[int]] = {k: set() for k in cmds}
@@ -78,5 +78,20 @@ def interleaved(cmds: dict[str, list[str]], cwd: Path, runs: int) -> dict[str, t
             cpus[name].append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
             codes[name].add(proc.returncode)
     return {
-        k: (statistics.median(walls[k]), statistics.median(cpus[k]), sorted(codes[k])) for k in cmds
+        k: (
+            statistics.median(walls[k]),
+            statistics.median(cpus[k]),
+            sorted(codes[k]),
+            min(walls[k]),
+            max(walls[k]),
+        )
+        for k in cmds
     }
+
+
+def target_row(what: str, measured: str, reference: str, target: str, met: bool | None) -> None:
+    """Print one machine-readable row for bench/run_all.py's summary of targets: what was
+    measured, the figure, the reference it is set beside, the target, and the verdict
+    (None: no target, a figure for scale)."""
+    verdict = "—" if met is None else ("met" if met else "MISSED")
+    print("\t".join(["TARGET", what, measured, reference, target, verdict]))

@@ -210,6 +210,8 @@ class Demo:
     steps: list[Step] = field(default_factory=list)
     commits: dict[str, str] = field(default_factory=dict)
     now: str = ""
+    # (finding, where, the command that made it), for the summary
+    made_by: list[tuple[str, str, str]] = field(default_factory=list)
 
     # -- running things ------------------------------------------------------------------
     def git(self, *args: str, input: str | None = None, when: str | None = None) -> str:
@@ -251,21 +253,25 @@ class Demo:
             input=msg, when=stamp,
         )  # fmt: skip
 
-    def tools(self, title: str, expect: str, *args: str, want: int = 0) -> Step:
-        """Run the real CLI as a user would, in a fresh interpreter (this one's ``tools``; the
-        example repository's folder is never put on ``sys.path``)."""
+    def _run_cli(self, args: list[str]) -> subprocess.CompletedProcess[bytes]:
+        """The real CLI in a fresh interpreter (this one's ``tools``; the example repository's
+        folder is never put on ``sys.path``)."""
         code = (
             "import sys; sys.path[:] = [p for p in sys.path if p not in ('', '.')]; "
             "from tools.cli.main import main; sys.argv[0] = 'tools'; main()"
         )
+        env = {**os.environ, **_ENV, "NO_COLOR": "1"}
+        return subprocess.run(
+            [sys.executable, "-c", code, *args], cwd=self.root, capture_output=True, env=env
+        )
+
+    def tools(self, title: str, expect: str, *args: str, want: int = 0) -> Step:
+        """Run the real CLI as a user would type it, and show what it printed."""
         step = Step(title, ["tools", *args], expect, want)
         self.steps.append(step)
         self.say(f"  $ {shlex.join(step.argv)}")
-        env = {**os.environ, **_ENV, "NO_COLOR": "1"}
         start = time.perf_counter()
-        proc = subprocess.run(
-            [sys.executable, "-c", code, *args], cwd=self.root, capture_output=True, env=env
-        )
+        proc = self._run_cli(list(args))
         step.seconds = time.perf_counter() - start
         step.code = proc.returncode
         step.output = (proc.stdout + proc.stderr).decode("utf-8", "replace")
@@ -276,6 +282,27 @@ class Demo:
         verdict = "as expected" if step.code == step.want else f"UNEXPECTED (wanted {step.want})"
         self.say(f"  exit {step.code} in {step.seconds:.1f} s: {verdict}")
         return step
+
+    def attribute_findings(self, *args: str) -> None:
+        """Record which command made each error and warning of a report (the same command
+        with ``--format json``, read back), for the summary a new user reads last."""
+        proc = self._run_cli([*args, "--format", "json"])
+        try:
+            report = json.loads(proc.stdout)
+        except ValueError:
+            return
+        for gate in report.get("gates", []):
+            for f in gate.get("findings", []):
+                if f["severity"] == "info":
+                    continue
+                where = f["path"] or ""
+                if f.get("line") is not None and f["path"]:
+                    where += f":{f['line']}"
+                if f.get("commit"):
+                    where = (where + " " if where else "") + f"commit {f['commit'][:12]}"
+                self.made_by.append(
+                    (f"{f['severity']}[{f['rule']}]", where, shlex.join(["tools", *args]))
+                )
 
     @property
     def as_expected(self) -> bool:
@@ -410,6 +437,7 @@ class Demo:
             "main",
             want=1,
         )
+        self.attribute_findings("preflight", "--base", "main")
         self.say("[3/6] a mutation experiment: does the test catch a wrong add?")
         self.git("checkout", "-q", "main")
         self.write("specs/plans/calc-add.yaml", PLAN)

@@ -42,6 +42,11 @@ def register(app: typer.Typer) -> None:
             sys.stdout.flush()
 
         result = run_demo(keep, say)
+        if result.made_by:
+            emit("\nEach finding, and the command that made it (rule ids: docs/rules.md)\n")
+            width = max(len(f) for f, _, _ in result.made_by)
+            for finding, where, cmd in result.made_by:
+                emit(f"  {finding:<{width}}  {where}  <- {cmd}\n")
         emit(_LOOK)
         for line in (
             result.now or "(no tables: the mutation run and attribution did not run)"
