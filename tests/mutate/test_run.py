@@ -441,3 +441,43 @@ def test_many_arms_at_once_register_their_worktrees_safely(repo: Repo) -> None:
         assert code == 0, data["failures"]
         assert {r["verdict"] for r in data["arms"]} == {"GREEN"}
     no_worktrees_left(repo)
+
+
+def test_a_reused_worktree_starts_each_arm_from_exactly_base(repo: Repo) -> None:
+    """-j 1: the second and later arms take the worktree the first gave back; each must find
+    base and nothing else (no build output, no file an earlier arm changed or made)."""
+    py_project(repo)
+    repo.write(".gitignore", "out/\n")
+    repo.commit("Ignore build outputs\n\nBody.\n")
+    # The build leaves an ignored output and an untracked file behind; the test fails when
+    # an earlier arm's leftovers are there.
+    build = "mkdir -p out && echo built > out/artifact && echo x > stray.txt"
+    check = (
+        f"test ! -e out/old && test ! -e stray.old && {PY_TEST_CMD} && "
+        "mv out/artifact out/old && mv stray.txt stray.old"
+    )
+    plan = write_plan(
+        repo,
+        {
+            "build": build,
+            "test": check,
+            "arms": [
+                {"name": "control"},
+                {"name": "B", "replace": {"path": "README", "old": "calc", "new": "calculator"}},
+                {"name": "C", "replace": {"path": "README", "old": "calc", "new": "abacus"}},
+            ],
+            "expect": {"control": "GREEN", "B": "GREEN", "C": "GREEN"},
+        },
+    )
+    code, data = _run(repo, plan, "-j", "1")
+    assert code == 0, data["failures"]
+    arms = _by_arm(data)
+    assert {k: v["verdict"] for k, v in arms.items()} == {
+        "control": "GREEN",
+        "B": "GREEN",
+        "C": "GREEN",
+    }
+    assert [arms[a]["worktree"] for a in ("control", "B", "C")] == ["new", "reused", "reused"]
+    # Each arm proved its own change against base: README's sha256 before is base's each time.
+    befores = {arms[a]["targets"][0]["sha256_before"] for a in ("B", "C")}
+    assert len(befores) == 1

@@ -309,11 +309,13 @@ def run_in_worktrees(
     registry: Registry,
     progress: Progress,
 ) -> list[dict[str, Any]]:
-    """Each arm in its own detached worktree of ``plan.base``, ``jobs`` at a time; every
-    worktree is removed before this returns or raises."""
-    from tools.mutate.worktree import Worktrees
+    """Each arm in a detached worktree of ``plan.base`` of its own while it runs, ``jobs``
+    at a time; a worktree an arm gave back clean (reset to ``base``, nothing else in it) is
+    reused by the next arm. Every worktree is removed before this returns or raises."""
+    from tools.mutate.worktree import Pool, Worktrees
 
     wts = Worktrees(repo_root, tools_dir)
+    pool_of_trees = Pool(wts, plan.base)
     results: dict[str, dict[str, Any]] = {}
 
     def one(arm: Arm) -> None:
@@ -321,10 +323,11 @@ def run_in_worktrees(
         progress.state(arm.name, "creating worktree")
         t0 = time.monotonic()
         try:
-            tree = wts.add(arm.name, plan.base)
+            tree, reused = pool_of_trees.take(arm.name)
         except (GitError, OSError) as exc:
             payload = error_payload(plan, arm, f"worktree: {exc}", "worktree", 0.0)
         else:
+            payload = None
             try:
                 payload = execute_arm(
                     plan,
@@ -336,7 +339,15 @@ def run_in_worktrees(
                     setup_s=time.monotonic() - t0,
                 )
             finally:
-                wts.remove(tree)
+                # Reused only after an arm that ran to its end and restored what it changed.
+                clean_end = (
+                    payload is not None
+                    and payload.get("restored") is not False
+                    and payload.get("verdict") not in ("ERROR", "TIMEOUT")
+                    and not registry.cancelled.is_set()
+                )
+                pool_of_trees.give_back(tree, reusable=clean_end)
+            payload["worktree"] = "reused" if reused else "new"
         results[arm.name] = payload
         progress.done(arm.name, payload)
 

@@ -111,6 +111,46 @@ class Worktrees:
         self.close()
 
 
+class Pool:
+    """Worktrees of one run reused from arm to arm: an arm takes a free one (or a new one,
+    up to one per parallel slot), and gives it back reset to ``base``. Checking out a large
+    tree is the cost of an arm on disk; resetting one costs only the files an arm changed.
+
+    A worktree is reused only when, after ``git reset --hard`` and ``git clean -ffdx``,
+    ``git status`` shows nothing at all (ignored files included): the next arm starts from
+    exactly ``base``. Anything else (an error, a timeout, a status that is not empty) removes
+    it instead."""
+
+    def __init__(self, worktrees: Worktrees, base: str):
+        self.worktrees = worktrees
+        self.base = base
+        self._free: list[Path] = []
+        self._lock = threading.Lock()
+
+    def take(self, label: str) -> tuple[Path, bool]:
+        """A worktree at ``base`` with nothing else in it, and whether it was reused."""
+        with self._lock:
+            if self._free:
+                return self._free.pop(), True
+        return self.worktrees.add(label, self.base), False
+
+    def give_back(self, path: Path, *, reusable: bool) -> None:
+        if reusable and self._reset(path):
+            with self._lock:
+                self._free.append(path)
+            return
+        self.worktrees.remove(path)
+
+    def _reset(self, path: Path) -> bool:
+        try:
+            run_git(path, "reset", "--hard", "--quiet", self.base)
+            run_git(path, "clean", "-ffdxq")
+            _, out, _ = run_git(path, "status", "--porcelain", "--ignored", "--untracked-files=all")
+        except (GitError, OSError):
+            return False
+        return not out.strip()
+
+
 @contextlib.contextmanager
 def _registration(reg: Path) -> Iterator[None]:
     """An exclusive lock for registering a worktree with git (one flock per open, so threads
