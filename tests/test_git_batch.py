@@ -60,6 +60,9 @@ GLOB_SETS = [
     ["src/*.cc", "cuda", "/top.c", "docs/"],
     ["a/**/b/*.h", "**/x?[0-9].c"],
     ["**"],
+    # simple shapes (plain pathspecs)
+    ["**/cuda", "**/b/**", "docs/**", "top.c", "src/"],
+    ["**/*.h", "**/*.md", "**/inner.txt"],
 ]
 PATHS = [
     "top.c",
@@ -74,6 +77,8 @@ PATHS = [
     "a/q/r/b/c.h",
     "z/x1.c",
     "q.h/inner.txt",
+    "y/cuda/deep/k.h",
+    "deep/b/x/y.c",
 ]
 
 

@@ -515,6 +515,11 @@ class Git:
             if stage == b"0"
         ]
 
+    def index_table(self) -> dict[str, tuple[bytes, bytes]]:
+        """Stage-0 path -> (mode, object id) as git prints them, from the one index read
+        (cheaper than an entry object per path, for 20,000 paths)."""
+        return {path: (mode, sha) for mode, sha, stage, path in self._index() if stage == b"0"}
+
     def index_modes(self) -> dict[str, str]:
         """Stage-0 path -> mode, from the one index read (no entry object per path)."""
         return {path: mode.decode() for mode, _, stage, path in self._index() if stage == b"0"}

@@ -70,6 +70,19 @@ def _alternation(words: list[str]) -> str:
     return "|".join(re.escape(w) for w in sorted(set(words), key=len, reverse=True))
 
 
+def _plain(shape: tuple[str, str]) -> list[str]:
+    """Plain git pathspecs (``*`` crosses ``/``; a name also matches what is under it)
+    selecting at least what the shape matches; its literals hold no magic character."""
+    kind, value = shape
+    if kind == "suffix":
+        return [f"*{value}", f"*{value}/*"]
+    if kind == "name":
+        return [value, f"*/{value}", f"*/{value}/*"]
+    if kind == "inside":
+        return [f"{value}/", f"*/{value}/*"]
+    return [value]  # prefix or path: a leading directory matches what is under it
+
+
 class _Simple:
     """One matcher for a set of simple globs: a few C-level string tests per path."""
 
@@ -117,8 +130,10 @@ class Globs:
         self._live = bool(live)
         shapes = [simple_shape(g) for g in live]
         self._fast: _Simple | None = None
+        self._shapes: list[tuple[str, str]] = []
         if all(shape is not None for shape in shapes):
-            self._fast = _Simple(shapes)  # type: ignore[arg-type]
+            self._shapes = shapes  # type: ignore[assignment]
+            self._fast = _Simple(self._shapes)
 
     def _compile(self) -> None:
         """The regex path (pathspec's translation of each glob), built on first need."""
@@ -168,6 +183,9 @@ class Globs:
                 hit = include
         return hit
 
+    def _plain_pathspecs(self) -> list[str]:
+        return list(dict.fromkeys(spec for shape in self._shapes for spec in _plain(shape)))
+
     def one_regex(self) -> str | None:
         """The set as one regex text (None when a glob is negated: order matters then)."""
         self._compile()
@@ -175,7 +193,11 @@ class Globs:
 
     def pathspecs(self) -> list[str] | None:
         """Git pathspecs selecting at least every path this set matches (for narrowing a
-        ``git grep``), or None when a glob does not translate (a negation)."""
+        ``git grep``), or None when a glob does not translate (a negation). Simple shapes
+        become plain pathspecs (git matches them as fast as no pathspec at all; ``:(glob)``
+        ones cost it about as much again as the search)."""
+        if self._fast is not None:
+            return self._plain_pathspecs()
         out: list[str] = []
         for glob in self.patterns:
             if glob.startswith("!"):

@@ -6,6 +6,9 @@ Nothing here imports torch: the numerics groups import it inside their commands.
 
 from __future__ import annotations
 
+import os
+import sys
+
 import typer
 
 from tools import __version__
@@ -66,7 +69,28 @@ for _module in (
 
 
 def main() -> None:
-    app(prog_name="tools")
+    """The console script: run the command, then end the process once its output is out.
+
+    Every resource of ours is released before a command returns (outputs written atomically
+    and closed, worktrees removed, locks and git processes closed), so what is left of a
+    normal exit is the interpreter finalising every object and module: about 20 ms of each
+    invocation, which a pre-commit hook pays on every commit. The process ends directly
+    instead, after flushing stdout and stderr, with the same exit code."""
+    try:
+        app(prog_name="tools")
+        code = 0
+    except SystemExit as exc:
+        if exc.code is None or isinstance(exc.code, int):
+            code = exc.code or 0
+        else:  # a message as the exit value: shown as Python would, status 1
+            emit(f"{exc.code}\n", err=True)
+            code = 1
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            code = code or 1  # the output could not be written (a closed pipe): not a pass
+    os._exit(code)
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ from pathlib import PurePosixPath
 from tools import markdown, mdlinks
 from tools.context import Context
 from tools.errors import UsageError
-from tools.git import TreeEntry, decode
+from tools.git import decode
 from tools.globs import Globs
 from tools.report import GateResult, Rule, declare
 
@@ -38,19 +38,21 @@ RULES = declare(
 _MARKDOWN = {".md", ".markdown", ".mdown", ".mkdn", ".mkd", ".mdwn"}
 
 
+_SYMLINK, _SUBMODULE = b"120000", b"160000"
+
+
 class _Tree:
     """The files judged and the paths links may name: the working tree or the index."""
 
     def __init__(self, ctx: Context):
         self.ctx = ctx
         self.staged = ctx.opts.staged
-        entries = ctx.git.index_entries()
+        # path -> (mode, object id) as git prints them; an untracked file has neither.
+        self.entries: dict[str, tuple[bytes, bytes]] = ctx.git.index_table()
         if not self.staged:
-            entries += [TreeEntry("", "", p) for p in ctx.git.untracked_files()]
-        self.entries: dict[str, TreeEntry] = {}
-        for entry in entries:
-            self.entries.setdefault(entry.path, entry)
-        self.submodules = [p + "/" for p, e in self.entries.items() if e.is_submodule]
+            for path in ctx.git.untracked_files():
+                self.entries.setdefault(path, (b"", b""))
+        self.submodules = [p + "/" for p, (mode, _) in self.entries.items() if mode == _SUBMODULE]
         self._dirs: set[str] | None = None  # built on the first link to a folder
         self._lines: dict[str, list[str] | None] = {}
         self._anchors: dict[str, set[str] | None] = {}
@@ -75,7 +77,7 @@ class _Tree:
         """ "file", "dir", "submodule" (a path inside one: not judged) or None."""
         entry = self.entries.get(path)
         if entry is not None:
-            if entry.is_submodule:
+            if entry[0] == _SUBMODULE:
                 return "submodule"
             if self.staged:
                 return "file"
@@ -92,10 +94,10 @@ class _Tree:
     def read(self, path: str) -> bytes | None:
         """A regular file's bytes (a symlink or a submodule: None, never followed)."""
         entry = self.entries.get(path)
-        if entry is None or entry.is_symlink or entry.is_submodule:
+        if entry is None or entry[0] in (_SYMLINK, _SUBMODULE):
             return None
         if self.staged:
-            return self.ctx.git.object(entry.sha)
+            return self.ctx.git.object(entry[1].decode("ascii"))
         full = self.ctx.git.worktree_path(path)
         if full.is_symlink() or not full.exists():
             return None
