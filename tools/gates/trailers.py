@@ -7,6 +7,7 @@ from :mod:`tools.commit_messages`, shared with the style gate.
 from __future__ import annotations
 
 import functools
+import re
 from typing import Any
 
 from tools.commit_messages import (
@@ -131,19 +132,13 @@ def framing_lines(text: str) -> list[int]:
     return found
 
 
+# Runs of letters and digits: one character class, so the scan is linear on any input.
+_WORD = re.compile(r"[^\W_]+")
+
+
 def words(text: str) -> list[str]:
     """Lower-cased words: runs of letters and digits (split on everything else)."""
-    out: list[str] = []
-    current: list[str] = []
-    for ch in text.lower():
-        if ch.isalnum():
-            current.append(ch)
-        elif current:
-            out.append("".join(current))
-            current = []
-    if current:
-        out.append("".join(current))
-    return out
+    return _WORD.findall(text.lower())
 
 
 def contains_words(haystack: list[str], needle: list[str]) -> bool:
