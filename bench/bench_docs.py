@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import subprocess
 import sys
 import tempfile
@@ -30,7 +29,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from measure import cpu_model, interleaved, target_row  # noqa: E402
+from measure import interleaved, log_with_paths, print_machine, target_row  # noqa: E402
 from synth import fast_import  # noqa: E402
 
 CONFIG = """base: base
@@ -140,16 +139,7 @@ def main() -> None:
             assert named == want, f"{rule}: named {len(named)} commits, expected {len(want)}"
 
         log_plain = ["git", "log", "--name-status", "base..HEAD"]
-        log_shared = [
-            "git",
-            "log",
-            "-z",
-            "--format=%x01%H%x00%P%x00%ct%x00%B%x00",
-            "--name-status",
-            "-M",
-            "base..HEAD",
-            "--",
-        ]
+        log_shared = log_with_paths("base..HEAD")
         load_before = os.getloadavg()[0]
         rows = interleaved(
             {
@@ -164,9 +154,7 @@ def main() -> None:
         )
         load_after = os.getloadavg()[0]
     plain_wall, shared_wall = (row[0] for row in list(rows.values())[:2])
-    print(f"date: {time.strftime('%Y-%m-%d')}")
-    print(f"machine: {cpu_model()}, nproc {os.cpu_count()}, Python {platform.python_version()}")
-    print(f"load average (1 min) before/after: {load_before:.2f} / {load_after:.2f}")
+    print_machine(load_before, load_after)
     print(
         f"synthetic repo: {args.commits} commits ({len(bad['checkpoint-missed'])} "
         f"checkpoint-missed, {len(bad['spec-now-missing'])} spec-now-missing), built in "

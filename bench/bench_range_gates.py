@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import subprocess
 import sys
 import tempfile
@@ -24,7 +23,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from measure import cpu_model, interleaved, target_row  # noqa: E402
+from measure import interleaved, log_with_paths, print_machine, target_row  # noqa: E402
 from synth import fast_import  # noqa: E402
 
 MARKER = "FOLLOWING_AGENTS_PROTOCOL"
@@ -101,16 +100,7 @@ def main() -> None:
             assert report["stats"]["commits"] == args.commits
 
         log_msgs = ["git", "log", "--format=%H%x00%P%x00%B", "base..HEAD"]
-        log_paths = [
-            "git",
-            "log",
-            "-z",
-            "--format=%x01%H%x00%P%x00%ct%x00%B%x00",
-            "--name-status",
-            "-M",
-            "base..HEAD",
-            "--",
-        ]
+        log_paths = log_with_paths("base..HEAD")
         load_before = os.getloadavg()[0]
         rows = interleaved(
             {
@@ -125,9 +115,7 @@ def main() -> None:
         )
         load_after = os.getloadavg()[0]
     msgs_wall, paths_wall = (row[0] for row in list(rows.values())[:2])
-    print(f"date: {time.strftime('%Y-%m-%d')}")
-    print(f"machine: {cpu_model()}, nproc {os.cpu_count()}, Python {platform.python_version()}")
-    print(f"load average (1 min) before/after: {load_before:.2f} / {load_after:.2f}")
+    print_machine(load_before, load_after)
     print(
         f"synthetic repo: {args.commits} agent commits ({len(bad['trailers'])} bad for trailers, "
         f"{len(bad['style'])} bad for style), built in {build:.1f} s; median of {args.runs} "

@@ -95,3 +95,27 @@ def target_row(what: str, measured: str, reference: str, target: str, met: bool 
     (None: no target, a figure for scale)."""
     verdict = "—" if met is None else ("met" if met else "MISSED")
     print("\t".join(["TARGET", what, measured, reference, target, verdict]))
+
+
+def log_with_paths(rev_range: str) -> list[str]:
+    """The ``git log`` pass the range gates make when they need paths (messages, parents and
+    changed paths with rename detection, NUL-separated): their reference."""
+    return [
+        "git",
+        "log",
+        "-z",
+        "--format=%x01%H%x00%P%x00%ct%x00%B%x00",
+        "--name-status",
+        "-M",
+        rev_range,
+        "--",
+    ]
+
+
+def print_machine(load_before: float, load_after: float) -> None:
+    """The date, the machine and the load around the timed runs, as each report starts."""
+    import os
+
+    print(f"date: {time.strftime('%Y-%m-%d')}")
+    print(f"machine: {cpu_model()}, nproc {os.cpu_count()}, Python {platform.python_version()}")
+    print(f"load average (1 min) before/after: {load_before:.2f} / {load_after:.2f}")

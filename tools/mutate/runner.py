@@ -206,13 +206,7 @@ def execute_arm(
     assert verdict is not None
     durations["total"] = _rounded(time.monotonic() - started + setup_s)
     return {
-        "plan": plan.path,
-        "plan_sha256": plan.sha256,
-        "base": plan.base,
-        "arm": arm.name,
-        "mutation": describe_all(arm.mutations),
-        "mutations": [m.record() for m in arm.mutations],
-        "overlay": plan.overlay_entries(),
+        **_arm_identity(plan, arm),
         "targets": targets,
         "applied": applied,
         "numstat": numstat,
@@ -259,10 +253,8 @@ def _restore(
     return (ok if changed else None), after
 
 
-def error_payload(plan: Plan, arm: Arm, reason: str, mode: str, setup_s: float) -> dict[str, Any]:
-    """The record of an arm that could not even start (its worktree could not be made)."""
-    durations = {"setup": _rounded(setup_s), "apply": 0.0, "build": None, "test": []}
-    durations["total"] = _rounded(setup_s)
+def _arm_identity(plan: Plan, arm: Arm) -> dict[str, Any]:
+    """What every arm record says of the experiment and the arm, whatever happened to it."""
     return {
         "plan": plan.path,
         "plan_sha256": plan.sha256,
@@ -271,6 +263,15 @@ def error_payload(plan: Plan, arm: Arm, reason: str, mode: str, setup_s: float) 
         "mutation": describe_all(arm.mutations),
         "mutations": [m.record() for m in arm.mutations],
         "overlay": plan.overlay_entries(),
+    }
+
+
+def error_payload(plan: Plan, arm: Arm, reason: str, mode: str, setup_s: float) -> dict[str, Any]:
+    """The record of an arm that could not even start (its worktree could not be made)."""
+    durations = {"setup": _rounded(setup_s), "apply": 0.0, "build": None, "test": []}
+    durations["total"] = _rounded(setup_s)
+    return {
+        **_arm_identity(plan, arm),
         "targets": [],
         "applied": False,
         "numstat": [],
