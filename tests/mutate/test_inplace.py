@@ -116,7 +116,12 @@ def _wait_for(path: Path, timeout: float = 60.0) -> str:
     raise AssertionError(f"{path} never appeared")
 
 
-def test_sigkill_mid_arm_then_the_next_invocation_restores(repo: Repo, tmp_path: Path) -> None:
+def _start_in_place_arm(
+    repo: Repo, tmp_path: Path, *, text: bool = False
+) -> tuple[str, Path, dict[str, str], subprocess.Popen]:
+    """The real CLI in its own process, running one in-place arm whose test writes its
+    shell's pid to a marker file, then sleeps: (plan, marker, the tree's fingerprint before,
+    the process)."""
     py_project(repo)
     marker = tmp_path / "shell.pid"
     plan = write_plan(
@@ -131,22 +136,19 @@ def test_sigkill_mid_arm_then_the_next_invocation_restores(repo: Repo, tmp_path:
     before = fingerprint(repo)
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2]))
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "tools",
-            "--repo",
-            str(repo.path),
-            "mutate",
-            "run",
-            plan,
-            "--in-place",
-        ],
+        [sys.executable, "-m", "tools", "--repo", str(repo.path), "mutate", "run", plan,
+         "--in-place"],
         cwd=repo.path,
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-    )
+        text=text,
+    )  # fmt: skip
+    return plan, marker, before, proc
+
+
+def test_sigkill_mid_arm_then_the_next_invocation_restores(repo: Repo, tmp_path: Path) -> None:
+    plan, marker, before, proc = _start_in_place_arm(repo, tmp_path)
     shell = int(_wait_for(marker))
     try:
         # Mid-arm: the working tree holds the mutation, the recovery record is on disk.
@@ -173,37 +175,7 @@ def test_sigkill_mid_arm_then_the_next_invocation_restores(repo: Repo, tmp_path:
 
 
 def test_sigint_during_an_in_place_arm_restores_at_once(repo: Repo, tmp_path: Path) -> None:
-    py_project(repo)
-    marker = tmp_path / "shell.pid"
-    plan = write_plan(
-        repo,
-        {
-            "test": f"echo $$ > {marker}; sleep 60",
-            "arms": [
-                {"name": "B", "replace": {"path": "src/calc.py", "old": "a + b", "new": "a - b"}}
-            ],
-        },
-    )
-    before = fingerprint(repo)
-    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2]))
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "tools",
-            "--repo",
-            str(repo.path),
-            "mutate",
-            "run",
-            plan,
-            "--in-place",
-        ],
-        cwd=repo.path,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    plan, marker, before, proc = _start_in_place_arm(repo, tmp_path, text=True)
     shell = int(_wait_for(marker))
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
