@@ -75,6 +75,35 @@ def load_yaml(text: str) -> Any:
     return yaml.load(text, Loader=_StrictLoader)
 
 
+def read_yaml(path: Path, where: str) -> Any:
+    """Read and parse one YAML file (duplicate keys refused); every problem is one
+    UsageError naming ``where`` (and the line, for a YAML error). The config, golden
+    manifests, top-p plans and mutation plans all come through here."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise UsageError("no such file", where=where) from None
+    except IsADirectoryError:
+        raise UsageError("is a directory, expected a YAML file", where=where) from None
+    except OSError as exc:
+        raise UsageError(f"cannot read: {exc.strerror}", where=where) from None
+    return parse_yaml(raw, where)
+
+
+def parse_yaml(raw: bytes, where: str) -> Any:
+    """YAML bytes as data (UTF-8, duplicate keys refused), or one UsageError naming
+    ``where`` (and the line, for a YAML error)."""
+    try:
+        return load_yaml(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"not UTF-8 (byte {exc.start})", where=where) from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        at = f"{where}:{mark.line + 1}" if mark is not None else where
+        problem = getattr(exc, "problem", None) or " ".join(str(exc).split())
+        raise UsageError(f"invalid YAML: {problem}", where=at) from None
+
+
 def key_path(parts: Any) -> str:
     """``['docs', 'rules', 0, 'name']`` -> ``docs.rules[0].name``."""
     out = ""
@@ -181,15 +210,7 @@ def load_file(path: Path, *, display: str, cache: Path | None = None) -> dict[st
         raw = path.read_bytes()
     except OSError as exc:
         raise UsageError(f"cannot read config: {exc.strerror}", where=display) from None
-    try:
-        data = load_yaml(raw.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise UsageError(f"not UTF-8 (byte {exc.start})", where=display) from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{display}:{mark.line + 1}" if mark is not None else display
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise UsageError(f"invalid YAML: {problem}", where=where) from None
+    data = parse_yaml(raw, display)
     if data is None:
         data = {}
     if not isinstance(data, dict):

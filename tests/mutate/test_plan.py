@@ -105,7 +105,7 @@ def test_bad_plans_exit_2_with_the_key_path(repo: Repo, plan: dict, needles: lis
 def test_not_yaml_and_not_a_mapping(repo: Repo) -> None:
     py_project(repo)
     repo.write("plans/a.yml", "arms: [\n")
-    _usage(repo.tools("mutate", "run", str(repo.path / "plans/a.yml")), "not YAML")
+    _usage(repo.tools("mutate", "run", str(repo.path / "plans/a.yml")), "invalid YAML", "a.yml:")
     repo.write("plans/b.yml", "- 1\n- 2\n")
     _usage(repo.tools("mutate", "run", str(repo.path / "plans/b.yml")), "wrong type")
     repo.write("plans/c.yml", "test: a\ntest: b\narms: [{name: c}]\n")

@@ -413,3 +413,10 @@ def test_native_masks_the_lower_tail_by_hand() -> None:
     out = native(logits, torch.tensor([0.7]), "cpu")
     assert torch.isfinite(out).tolist() == [[True, True, False, False]]
     assert torch.equal(out[0, :2], logits[0, :2])
+
+
+def test_a_plan_that_is_not_yaml_names_its_line(repo: Repo) -> None:
+    repo.write("plan.yaml", "kernels:\n  stock: [\n")
+    run = repo.tools("numerics", "topp-count", str(repo.path / "plan.yaml"))
+    assert run.exit_code == 2, run.stdout
+    assert run.stderr.startswith("error: plan.yaml:3: invalid YAML")

@@ -132,9 +132,8 @@ def check_inside(root: Path, rel: str, where: str) -> Path:
 
 def load(git: Git, plan_path: Path) -> Plan:
     """Read, validate and resolve the plan file ``plan_path``."""
-    import yaml
 
-    from tools.config import is_repo_relative, load_yaml
+    from tools.config import is_repo_relative, parse_yaml
     from tools.schema import validate_against
 
     root = git.root
@@ -146,12 +145,7 @@ def load(git: Git, plan_path: Path) -> Plan:
         raise UsageError("no such file", where=src) from None
     except OSError as exc:
         raise UsageError(f"cannot read: {exc.strerror}", where=src) from None
-    try:
-        data = load_yaml(raw.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise UsageError(f"not UTF-8 (byte {exc.start})", where=src) from None
-    except yaml.YAMLError as exc:
-        raise UsageError(f"not YAML: {' '.join(str(exc).split())}", where=src) from None
+    data = parse_yaml(raw, src)
     validate_against(data, SCHEMA, src, exact_integers=True)
 
     def resolve(rev: str, where: str) -> str:

@@ -19,7 +19,7 @@ from typing import Any
 import torch
 import yaml
 
-from tools.config import load_yaml
+from tools.config import read_yaml
 from tools.errors import UsageError
 from tools.fsio import write_atomic
 from tools.numerics import tensors
@@ -165,12 +165,9 @@ def load_case(case_dir: Path, root: Path, *, recipe: bool = False) -> Case:
     """Parse and validate a case's manifest (``recipe``: files and hashes may be absent)."""
     path = case_dir / MANIFEST
     where = display(path, root)
-    try:
-        data = load_yaml(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise UsageError("no manifest.yaml", where=display(case_dir, root)) from None
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise UsageError(f"cannot read: {' '.join(str(exc).split())}", where=where) from None
+    if not path.exists():
+        raise UsageError("no manifest.yaml", where=display(case_dir, root))
+    data = read_yaml(path, where)
     validate_against(data, SCHEMA, where, exact_integers=True)
     # What a schema cannot say: keyword names are strings, `variant` is not an argument.
     args = data.get("args") or {}

@@ -23,9 +23,8 @@ from typing import Any
 
 import numpy as np
 import torch
-import yaml
 
-from tools.config import load_yaml
+from tools.config import read_yaml
 from tools.errors import UsageError
 from tools.numerics.common import RepoOps, num, sha256_bytes
 from tools.numerics.tensors import cpu_capability, load_npy
@@ -118,12 +117,7 @@ def _fp32(value: float) -> float:
 
 
 def load_plan(path: Path, where: str) -> Plan:
-    try:
-        data = load_yaml(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise UsageError("no such file", where=where) from None
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
-        raise UsageError(f"cannot read: {' '.join(str(exc).split())}", where=where) from None
+    data = read_yaml(path, where)
     validate_against(data, SCHEMA, where, exact_integers=True)
     # The schema has checked keys and types; what follows relates values to each other.
     comp = data.get("comparator") or {}
