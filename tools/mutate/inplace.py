@@ -189,3 +189,20 @@ def recover(root: Path, tools_dir: Path) -> list[str]:
         ]
     finally:
         os.close(fd)
+
+
+def pending_paths(tools_dir: Path) -> list[str] | None:
+    """The files a pending in-place restore would rewrite, or None when nothing is pending.
+
+    Read without the lock and without restoring: the gates of preflight and the hooks refuse
+    to judge (and so to let anyone commit) a tree that may still hold a mutant. An unreadable
+    record still counts as pending, with no paths named.
+    """
+    path = _dir(tools_dir) / "record.json"
+    if not path.is_file():
+        return None
+    try:
+        record = json.loads(path.read_bytes())
+        return [str(item["path"]) for item in record["files"]]
+    except (OSError, ValueError, KeyError, TypeError):
+        return []
