@@ -161,6 +161,8 @@ cd solo || exit 1
 scene "skips and exit codes"
 tools init > /dev/null 2>&1
 sed -i 's/now-updated: [0-9-]*/now-updated: 2026-03-01/' .agents/NOW.md
+# `tools init` wrote the detected base (main); this scene shows a base that does not resolve.
+sed -i 's/^base: .*/base: origin\/main/' .agents/protocol.yaml
 git add -A && clock && git commit -q -F <(protocol_message "Start solo" "A repository without a remote.") > /dev/null 2>&1
 show 'tools preflight --gate trailers --gate now'
 show 'tools preflight --gate trailers --gate now --fail-on-skip'
@@ -264,9 +266,13 @@ git push -q origin main
 show 'git log --format="%h %s" -n 1'
 
 scene "adoption: cutover"
+# The starter's trailers section moves to the end, where the next scenes add to it.
+sed -i '/^trailers:$/,/^  fixups: allow$/d' .agents/protocol.yaml
 cat >> .agents/protocol.yaml <<EOF
 
 trailers:
+  merges: skip
+  fixups: allow
   # The first commit judged by every trailer rule: the adoption. Older commits need only
   # the marker paragraph.
   cutover: ${adopt:0:12}

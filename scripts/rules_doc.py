@@ -30,6 +30,7 @@ GATE_DOCS = {
     "now": "gates.md",
     "index": "ledgers.md",
     "ledger": "ledgers.md",
+    "preflight": "gates.md",
     "trailers": "commit-gates.md",
     "style": "commit-gates.md",
     "docs": "docs-and-links.md",

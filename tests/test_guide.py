@@ -48,8 +48,12 @@ def segments(block: list[str]) -> list[list[str]]:
     return [[line for line in seg] for seg in out if any(s.strip() for s in seg)]
 
 
+# A green hook's one line says how long it took: the guide shows `(0.2 s)`, any figure matches.
+_SECONDS = re.compile(r"\((\d+\.\d) s\)$")
+
+
 def _normal(line: str) -> str:
-    return _LEDGER_ID.sub("<ledger id>", line)
+    return _SECONDS.sub("(N s)", _LEDGER_ID.sub("<ledger id>", line))
 
 
 def find(seg: list[str], lines: list[str], start: int) -> int:

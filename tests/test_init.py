@@ -105,4 +105,6 @@ def test_hooks_install_respects_core_hooks_path_and_force(repo: Repo) -> None:
     assert run.exit_code == 1 and "kept" in run.stdout
     assert (repo.path / "githooks/commit-msg").exists()
     assert repo.tools("hooks", "install", "--force").exit_code == 0
-    assert "preflight" in (repo.path / "githooks/pre-commit").read_text()
+    assert "hooks run pre-commit" in (repo.path / "githooks/pre-commit").read_text()
+    # The user's own hook is kept beside ours, never lost.
+    assert (repo.path / "githooks/pre-commit.local").read_text() == "#!/bin/sh\nexit 0\n"

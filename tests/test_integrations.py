@@ -506,6 +506,16 @@ def test_without_head_the_synthetic_merge_commit_joins_the_range(
     pull_request: tuple[Repo, str],
 ) -> None:
     clone, _ = pull_request
-    run = run_cli(["preflight", "--base", "origin/main", "--format", "github"], cwd=clone.path)
+    # The starter config leaves merges out (`trailers.merges: skip`): the merge is in the
+    # range, and counted as left out.
+    run = run_cli(["preflight", "--base", "origin/main", "--format", "json"], cwd=clone.path)
+    assert run.exit_code == 0, run.stdout + run.stderr
+    trailers = next(g for g in run.json()["gates"] if g["gate"] == "trailers")
+    assert trailers["stats"]["merges_skipped"] == 1
+    # With merges judged, its message (no marker) fails.
+    strict = clone.path.parent / "strict.yaml"
+    strict.write_text("trailers: {merges: check}\n")
+    args = ["--config", str(strict), "preflight", "--base", "origin/main", "--format", "github"]
+    run = run_cli(args, cwd=clone.path)
     assert run.exit_code == 1
     assert "marker-missing" in run.stdout and "::error" in run.stdout

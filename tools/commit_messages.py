@@ -221,6 +221,42 @@ def as_git_will_store(text: str, git: Git) -> Cleaned:
     return clean(text, mode, comment)
 
 
+# -- fixups ---------------------------------------------------------------------------------
+
+# The subjects `git commit --fixup/--squash` writes; `rebase --autosquash` folds such commits.
+FIXUP_PREFIXES = ("fixup! ", "squash! ", "amend! ")
+
+
+def fixup_subject(text: str) -> str | None:
+    """The subject of a ``fixup!`` / ``squash!`` / ``amend!`` message, else None."""
+    subject = text.lstrip(SPACE).split("\n", 1)[0]
+    return subject if subject.startswith(FIXUP_PREFIXES) else None
+
+
+def fixup_left_out(subject: Subject, fixups: str) -> bool:
+    """Whether a commit gate judges this message by none of its rules: a fixup message about
+    to be committed while ``trailers.fixups`` is ``allow`` (the rebase that folds it is
+    judged), or a fixup commit of a range (the trailers gate reports it as
+    ``fixup-pending``)."""
+    if fixup_subject(subject.text) is None:
+        return False
+    return subject.commit is not None or fixups == "allow"
+
+
+def left_out_skip(result: GateResult, subjects: list[Subject], judged: int) -> None:
+    """When the one message of a message-file run is left out, say why as a skip (never a
+    silent pass); the hook still lets the commit through (exit 0)."""
+    if judged or not subjects or any(s.commit is not None for s in subjects):
+        return
+    if all(s.is_merge for s in subjects):
+        result.skip("a merge is in progress (MERGE_HEAD): its message is a merge's, not judged")
+    else:
+        result.skip(
+            "a fixup!/squash!/amend! message (trailers.fixups: allow): the rebase that "
+            "folds it is judged"
+        )
+
+
 # -- the marker paragraph --------------------------------------------------------------------
 
 
@@ -330,10 +366,3 @@ def emitter(
         result.add(rule, message, severity=sev, commit=sha, path=subject.path, line=line)
 
     return emit
-
-
-def merge_in_progress_skip(result: GateResult, subjects: list[Subject], judged: int) -> None:
-    """When the one message judged is a merge in progress that the gate leaves out, say so
-    as a skip (never a silent pass); the hook still lets ``git merge`` through (exit 0)."""
-    if judged == 0 and subjects and all(s.commit is None and s.is_merge for s in subjects):
-        result.skip("a merge is in progress (MERGE_HEAD): its message is a merge's, not judged")

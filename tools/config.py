@@ -92,11 +92,17 @@ def read_yaml(path: Path, where: str) -> Any:
 
 def parse_yaml(raw: bytes, where: str) -> Any:
     """YAML bytes as data (UTF-8, duplicate keys refused), or one UsageError naming
-    ``where`` (and the line, for a YAML error)."""
+    ``where`` (and the line, for a YAML error). Nesting and alias expansion are bounded
+    (:mod:`tools.bounded`) before anything is built."""
+    from tools.bounded import check_yaml
+
     try:
-        return load_yaml(raw.decode("utf-8"))
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise UsageError(f"not UTF-8 (byte {exc.start})", where=where) from None
+    check_yaml(text, where)
+    try:
+        return load_yaml(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         at = f"{where}:{mark.line + 1}" if mark is not None else where
@@ -210,6 +216,11 @@ def load_file(path: Path, *, display: str, cache: Path | None = None) -> dict[st
         raw = path.read_bytes()
     except OSError as exc:
         raise UsageError(f"cannot read config: {exc.strerror}", where=display) from None
+    return load_bytes(raw, display=display, cache=cache)
+
+
+def load_bytes(raw: bytes, *, display: str, cache: Path | None = None) -> dict[str, Any]:
+    """Parse and validate one config's bytes (not merged); see :func:`load_file`."""
     data = parse_yaml(raw, display)
     if data is None:
         data = {}
@@ -237,6 +248,8 @@ def load(
     """
     if config is not None:
         path = config if config.is_absolute() else Path.cwd() / config
+        if path.is_dir():
+            raise UsageError("is a directory, expected a YAML config file", where=str(config))
         if not path.is_file():
             raise UsageError("config file not found", where=str(config))
         display = str(config)

@@ -39,17 +39,38 @@ class RangeSelection:
 class Context:
     def __init__(self, opts: Options):
         self.opts = opts
-        self.git = Git(opts.repo)
+        self.git = Git(opts.repo, bare_ok=opts.bare_ok)
         self.root: Path = self.git.root
-        self.config, self.config_source = config_mod.load(
-            self.root, opts.config, tools_dir=self.git.tools_dir()
-        )
+        if self.git.bare:
+            if opts.staged or opts.message_file is not None:
+                raise UsageError(
+                    "a bare repository has no index or commit in progress: judge a range "
+                    "(--base/--head) or one --commit"
+                )
+            self.config, self.config_source = self._bare_config()
+        else:
+            self.config, self.config_source = config_mod.load(
+                self.root, opts.config, tools_dir=self.git.tools_dir()
+            )
         if opts.commit and (opts.staged or opts.base or opts.head):
             raise UsageError("--commit cannot be combined with --staged, --base or --head")
         # A ref the user named explicitly must resolve, whichever gates end up running.
         for flag, ref in (("--base", opts.base), ("--head", opts.head), ("--commit", opts.commit)):
             if ref is not None and self.git.resolve(ref) is None:
                 raise UsageError(f"{flag} {ref!r} does not resolve to a commit")
+
+    def _bare_config(self) -> tuple[dict, str | None]:
+        """A bare repository's config: ``--config``, else the one committed at HEAD (the
+        default branch a server-side hook judges against), else the defaults."""
+        if self.opts.config is not None:
+            return config_mod.load(self.root, self.opts.config)
+        head = self.git.resolve("HEAD")
+        raw = self.git.blob(head, config_mod.DEFAULT_PATH) if head else None
+        if raw is None:
+            return config_mod.defaults(), None
+        display = f"HEAD:{config_mod.DEFAULT_PATH}"
+        data = config_mod.load_bytes(raw, display=display)
+        return config_mod.merge(config_mod.defaults(), data), display
 
     # -- range --------------------------------------------------------------------------------
     @cached_property
@@ -103,6 +124,14 @@ class Context:
         sel = self.range
         if sel.skip_reason is not None:
             result.skip(sel.skip_reason)
+            if self.opts.require_commits:
+                # A job that fetched too little must not pass by judging nothing.
+                result.add(
+                    RANGE_EMPTY.id,
+                    f"no range could be computed ({sel.skip_reason}): nothing was judged "
+                    "(--require-commits)",
+                    severity="error",
+                )
             return None
         result.stats["commits"] = len(sel.commits)
         if sel.mode == "range" and not sel.commits:

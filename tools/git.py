@@ -149,7 +149,7 @@ def parse_name_status(raw: bytes) -> list[Change]:
 class Git:
     """A repository, opened once per invocation."""
 
-    def __init__(self, path: Path | str | None = None):
+    def __init__(self, path: Path | str | None = None, *, bare_ok: bool = False):
         start = Path(path) if path is not None else Path.cwd()
         if not start.exists():
             raise UsageError(f"not a git repository: {start} does not exist")
@@ -157,9 +157,15 @@ class Git:
             self.repo = gitpython.Repo(start, search_parent_directories=path is None)
         except (gitpython.InvalidGitRepositoryError, gitpython.NoSuchPathError):
             raise UsageError(f"not a git repository: {start}") from None
-        if self.repo.bare:
-            raise UsageError(f"a bare repository has no working tree to judge: {start}")
-        self.root = Path(self.repo.working_tree_dir or start).resolve()
+        self.bare = bool(self.repo.bare)
+        if self.bare and not bare_ok:
+            raise UsageError(
+                f"a bare repository has no working tree to judge: {start} (only the message "
+                "gates, `tools trailers check` and `tools style check`, judge a bare repository)"
+            )
+        # A bare repository's "root" is its git directory: nothing is read from a work tree.
+        top = self.repo.git_dir if self.bare else self.repo.working_tree_dir
+        self.root = Path(top or start).resolve()
         if path is not None and Path(path).resolve() != self.root:
             raise UsageError(f"not the top of a git repository: {start} (its top is {self.root})")
         self._resolved: dict[str, str | None] = {}
@@ -237,6 +243,20 @@ class Git:
 
     def head(self) -> str | None:
         return self.resolve("HEAD")
+
+    def default_branch(self) -> str | None:
+        """The branch a range gate's base should name: ``origin/HEAD``'s target, else the
+        first of origin/main, origin/master, main, master that resolves, else the current
+        branch (which resolves once it has a commit); None on a detached, unborn HEAD."""
+        status, out = self.run("symbolic-ref", "-q", "refs/remotes/origin/HEAD", ok=(0, 1, 128))
+        target = out.decode().strip()
+        if status == 0 and target.startswith("refs/remotes/") and self.resolve(target):
+            return target[len("refs/remotes/") :]
+        for ref in ("origin/main", "origin/master", "main", "master"):
+            if self.resolve(f"refs/{'remotes' if '/' in ref else 'heads'}/{ref}"):
+                return ref
+        status, out = self.run("symbolic-ref", "-q", "--short", "HEAD", ok=(0, 1, 128))
+        return out.decode().strip() or None if status == 0 else None
 
     def merge_base(self, a: str, b: str) -> str | None:
         status, out = self.run("merge-base", a, b, ok=(0, 1, 128))

@@ -24,4 +24,6 @@ class Options:
     require_commits: bool = False
     # False: the range is read without changed paths (commands that judge messages only).
     range_paths: bool = True
+    # True: a bare repository may be judged (commands that read only commit messages).
+    bare_ok: bool = False
     extra: dict[str, Any] = field(default_factory=dict)

@@ -290,8 +290,9 @@ def test_show_lists_and_filters(repo: Repo) -> None:
     assert json.loads(run.stdout) == [rec(1), rec(3)]
     run = repo.tools("ledger", "show", "--id", rec(3)["id"][:10])
     assert json.loads(run.stdout) == rec(3)
+    # An id the user named that matches nothing: one error line, exit 2 (never a bare exit 1).
     missing = repo.tools("ledger", "show", "--id", "0" * 64)
-    assert missing.exit_code == 1
+    assert missing.exit_code == 2 and "no record" in missing.stderr
 
 
 def test_show_skips_bad_lines_with_a_warning(repo: Repo) -> None:

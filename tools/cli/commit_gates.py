@@ -48,6 +48,7 @@ def register(app: typer.Typer) -> None:
         """Judge the trailers of merge-base(base, head)..head, one --commit, or a message file."""
         _message_only(opts, message_file)
         opts.range_paths = False  # only messages are judged: skip rename detection
+        opts.bare_ok = True  # a server-side pre-receive check judges a bare repository
         opts.extra["filled"] = filled
         run_gates(opts, ["trailers"])
 
@@ -59,6 +60,7 @@ def register(app: typer.Typer) -> None:
         """Judge the style of merge-base(base, head)..head, one --commit, or a message file."""
         _message_only(opts, message_file)
         opts.range_paths = False
+        opts.bare_ok = True
         run_gates(opts, ["style"])
 
     app.add_typer(trailers, name="trailers")

@@ -129,12 +129,14 @@ def command(
     staged: bool = False,
     range_: bool = False,
     commit: bool = False,
+    formats: tuple[str, ...] = FORMATS,
 ) -> Callable[[F], F]:
     """Decorate a command body ``fn(opts: Options, **own_params)``.
 
     Injects the global options (``--repo``, ``--config``, ``--format``) and, as asked,
     ``--fail-on-skip``, ``--staged``, ``--base/--head/--require-commits`` and ``--commit``;
     merges them with the values given before the subcommand; maps UsageError to exit 2.
+    ``formats``: the ``--format`` values the command can produce; any other is exit 2.
     """
 
     def deco(fn: F) -> F:
@@ -180,6 +182,12 @@ def command(
                 require_commits=bool(given.get("require_commits")),
             )
             try:
+                if opts.fmt not in formats:
+                    raise UsageError(
+                        f"--format {opts.fmt}: this command prints "
+                        + " or ".join(formats)
+                        + ", not a gate report"
+                    )
                 return fn(opts, **kwargs)
             except UsageError as exc:
                 raise fail_usage(exc.render()) from None

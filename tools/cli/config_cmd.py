@@ -1,4 +1,4 @@
-"""``tools config validate|schema|show``, ``tools init`` and ``tools hooks install``."""
+"""``tools config validate|schema|show`` and ``tools init``."""
 
 from __future__ import annotations
 
@@ -22,7 +22,6 @@ if TYPE_CHECKING:
 # Heavy modules (gitpython, jsonschema, yaml) load inside the commands: `tools --help` stays fast.
 
 INDEX_DRIVER = "agent-index"
-HOOKS = ("pre-commit", "commit-msg")
 
 
 def _data(*parts: str) -> str:
@@ -40,15 +39,13 @@ def _write_if_absent(path: Path, text: str, *, force: bool, mode: int | None = N
     return "wrote"
 
 
-def install_hooks(git: Git, *, force: bool) -> list[tuple[str, str]]:
-    hooks_dir = Path(git.out("rev-parse", "--git-path", "hooks").decode().strip())
-    if not hooks_dir.is_absolute():
-        hooks_dir = git.root / hooks_dir
-    done = []
-    for name in HOOKS:
-        verb = _write_if_absent(hooks_dir / name, _data("hooks", name), force=force, mode=0o755)
-        done.append((str(hooks_dir / name), verb))
-    return done
+def starter_config(git: Git) -> str:
+    """The starter config, its base the repository's detected default branch."""
+    text = _data("protocol.starter.yaml")
+    base = git.default_branch()
+    if base is None:
+        return text
+    return text.replace("\nbase: origin/main\n", f"\nbase: {json.dumps(base)}\n", 1)
 
 
 def _gitattributes_lines(cfg: dict) -> list[str]:
@@ -143,7 +140,7 @@ def register(app: typer.Typer) -> None:
     cfg_app = new_app("The configuration .agents/protocol.yaml.")
 
     @cfg_app.command("validate")
-    @command()
+    @command(formats=("text",))
     def validate(
         opts: Options,
         file: Annotated[
@@ -172,7 +169,7 @@ def register(app: typer.Typer) -> None:
         emit(json.dumps(config_mod.schema(), indent=2) + "\n")
 
     @cfg_app.command("show")
-    @command()
+    @command(formats=("text", "json"))
     def show(opts: Options) -> None:
         """Print the effective config, defaults filled in."""
         import yaml
@@ -191,7 +188,7 @@ def register(app: typer.Typer) -> None:
     app.add_typer(cfg_app, name="config")
 
     @app.command("init")
-    @command()
+    @command(formats=("text",))
     def init(
         opts: Options,
         force: Annotated[bool, typer.Option("--force", help="Overwrite what differs.")] = False,
@@ -210,7 +207,7 @@ def register(app: typer.Typer) -> None:
         steps = [
             (
                 str(cfg_path.relative_to(git.root)),
-                _write_if_absent(cfg_path, _data("protocol.starter.yaml"), force=force),
+                _write_if_absent(cfg_path, starter_config(git), force=force),
             )
         ]
         cfg, _ = config_mod.load(git.root, opts.config, tools_dir=git.tools_dir())
@@ -231,28 +228,12 @@ def register(app: typer.Typer) -> None:
         if "index" in gates:
             index_path = cfg["index"]["path"]
             steps.append((index_path, _write_absent(git.root / index_path, _index_header())))
-        steps += [(os.path.relpath(p, git.root), v) for p, v in install_hooks(git, force=force)]
+        from tools import hooks
+
+        steps += [
+            (os.path.relpath(h.path, git.root), h.verb) for h in hooks.install(git, force=force)
+        ]
         for what, verb in steps:
             emit(f"{verb:>9}  {what}\n" if len(verb) < 10 else f"{verb}  {what}\n")
         if any(v.startswith("kept") for _, v in steps):
             raise typer.Exit(1)
-
-    hooks_app = new_app("Plain git hooks.")
-
-    @hooks_app.command("install")
-    @command()
-    def hooks_install(
-        opts: Options,
-        force: Annotated[bool, typer.Option("--force", help="Overwrite existing hooks.")] = False,
-    ) -> None:
-        """Install the pre-commit (preflight --staged) and commit-msg hooks."""
-        from tools.git import Git
-
-        git = Git(opts.repo)
-        done = install_hooks(git, force=force)
-        for path, verb in done:
-            emit(f"{verb}  {os.path.relpath(path, git.root)}\n")
-        if any(v.startswith("kept") for _, v in done):
-            raise typer.Exit(1)
-
-    app.add_typer(hooks_app, name="hooks")

@@ -201,7 +201,7 @@ def register(app: typer.Typer) -> None:
         emit(f"merged {len(written)} record(s) into {rel}; {skipped} already present\n")
 
     @led.command("show")
-    @command()
+    @command(formats=("text", "json"))
     def ledger_show(
         opts: Options,
         kind: Annotated[
@@ -238,8 +238,7 @@ def register(app: typer.Typer) -> None:
                 f"{rid!r} matches {len(shown)} records; give more of the id", where="--id"
             )
         if rid is not None and not shown:
-            emit(f"no record {rid!r} in {rel}\n", err=True)
-            raise typer.Exit(EXIT_FAIL)
+            raise UsageError(f"no record {rid!r} in {rel}", where="--id")
         if opts.fmt == "json":
             emit(json.dumps(shown, ensure_ascii=False, indent=None) + "\n")
         elif rid is not None:

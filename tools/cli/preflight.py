@@ -29,6 +29,7 @@ def register(app: typer.Typer) -> None:
         """Run the configured gates (config preflight.gates) and print one line per gate."""
         from tools import gates
         from tools.context import Context
+        from tools.gates import inplace_pending
 
         opts.message_file = message_file
         ctx = Context(opts)
@@ -38,5 +39,9 @@ def register(app: typer.Typer) -> None:
             raise UsageError(
                 f"--gate {unknown[0]!r} is not a gate", expected="one of " + ", ".join(gates.GATES)
             )
+        # A tree that may still hold a mutant is not judged at all: a mutant is never committed.
+        blocked = inplace_pending.run(ctx.git)
+        if blocked is not None:
+            finish(Report([blocked]), opts, summary=True)
         report = Report([gates.run(name, ctx) for name in names])
         finish(report, opts, summary=True)

@@ -37,10 +37,16 @@ COMMAND_GATES: dict[str, str] = {
 }
 
 
+# Pseudo-gates: reported by preflight and the hooks, never selected with --gate.
+PSEUDO_GATES: dict[str, str] = {
+    "preflight": "tools.gates.inplace_pending",
+}
+
+
 def all_modules() -> dict[str, str]:
-    """Every built gate's module, preflight's and the command gates'."""
+    """Every built gate's module: preflight's, the pseudo-gates' and the command gates'."""
     built = {name: target for name, target in GATES.items() if target}
-    return {**built, **COMMAND_GATES}
+    return {**built, **PSEUDO_GATES, **COMMAND_GATES}
 
 
 def module(name: str) -> ModuleType | None:

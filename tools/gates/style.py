@@ -15,8 +15,9 @@ from tools.commit_messages import (
     Emit,
     emitter,
     exceptions,
+    fixup_left_out,
+    left_out_skip,
     marker_lines,
-    merge_in_progress_skip,
     messages,
 )
 from tools.context import RANGE_EMPTY, Context
@@ -113,9 +114,11 @@ def run(ctx: Context) -> GateResult:
         if subject.is_merge:
             skipped += 1
             continue
+        if fixup_left_out(subject, ctx.config["trailers"]["fixups"]):
+            continue
         judged += 1
         judge(subject.text, cfg, marker, emitter(result, subject, debt, severity))
     if skipped:
         result.stats["merges_skipped"] = skipped
-    merge_in_progress_skip(result, subjects, judged)
+    left_out_skip(result, subjects, judged)
     return result

@@ -15,9 +15,11 @@ from tools.commit_messages import (
     config_where,
     emitter,
     exceptions,
+    fixup_left_out,
+    fixup_subject,
     is_own_paragraph,
+    left_out_skip,
     marker_lines,
-    merge_in_progress_skip,
     messages,
 )
 from tools.context import RANGE_EMPTY, Context
@@ -49,6 +51,7 @@ RULES = declare(
         Rule("assisted-by-format", "error", "`Assisted-by` is not `ID:MODEL [TOOL]…`"),
         Rule("ai-authorship", "error", "a sign-off or co-author names an AI identity"),
         Rule("placeholder", "error", "the template `AGENT:MODEL [TOOL]` was left unfilled"),
+        Rule("fixup-pending", "warning", "a `fixup!`/`squash!`/`amend!` commit not yet folded"),
         RANGE_EMPTY,
     ],
 )
@@ -378,6 +381,28 @@ def _authorship(block: Block, cfg: dict[str, Any], emit: Emit) -> None:
         )
 
 
+def _fixup_pending(result: GateResult, commit: Commit, mode: str) -> None:
+    subject = fixup_subject(commit.text) or ""
+    result.add(
+        "fixup-pending",
+        f"{subject!r} is not folded yet: `git rebase -i --autosquash` folds it into its target"
+        + (" (trailers.fixups: check)" if mode == "check" else ""),
+        severity="error" if mode == "check" else "warning",
+        commit=commit.sha,
+        line=1,
+    )
+
+
+def _merge_hint(emit: Emit) -> Emit:
+    """A merge's message judged by the trailer rules says how to leave merges out."""
+
+    def hinted(rule: str, message: str, line: int | None = None) -> None:
+        hint = "(a merge's message; `trailers.merges: skip` leaves merges out)"
+        emit(rule, f"{message} {hint}", line)
+
+    return hinted
+
+
 # -- the gate --------------------------------------------------------------------------------
 
 
@@ -390,20 +415,30 @@ def run(ctx: Context) -> GateResult:
     strict_set = strict_commits(ctx, [s.commit for s in subjects if s.commit is not None])
     debt = exceptions(ctx, subjects)
     filled = bool(ctx.opts.extra.get("filled"))
-    skipped = lenient = judged = 0
+    skipped = lenient = judged = fixups = 0
     for subject in subjects:
         if subject.is_merge and cfg["merges"] == "skip":
             skipped += 1
+            continue
+        if fixup_left_out(subject, cfg["fixups"]):
+            fixups += 1
+            if subject.commit is not None:
+                _fixup_pending(result, subject.commit, cfg["fixups"])
             continue
         judged += 1
         # The message about to be committed is always judged strictly: the cutover
         # grandfathers history, not new work.
         strict = strict_set is None or subject.sha is None or subject.sha in strict_set
         lenient += not strict
-        judge(subject.text, cfg, emitter(result, subject, debt), strict=strict, filled=filled)
+        emit = emitter(result, subject, debt)
+        if subject.is_merge:
+            emit = _merge_hint(emit)
+        judge(subject.text, cfg, emit, strict=strict, filled=filled)
+    if fixups:
+        result.stats["fixups"] = fixups
     if skipped:
         result.stats["merges_skipped"] = skipped
     if strict_set is not None:
         result.stats["before_cutover"] = lenient
-    merge_in_progress_skip(result, subjects, judged)
+    left_out_skip(result, subjects, judged)
     return result

@@ -1,0 +1,120 @@
+"""``tools hooks install`` and ``tools hooks run HOOK [ARGS]…`` (the one entry of every hook)."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from typing import Annotated
+
+import typer
+
+from tools.cli.common import color_wanted, command, emit, new_app
+from tools.errors import UsageError
+from tools.options import Options
+from tools.report import GateResult, Report, render
+
+HookArg = Annotated[str, typer.Argument(help="pre-commit, commit-msg or pre-push.")]
+ArgsArg = Annotated[
+    list[str] | None, typer.Argument(help="What git passed to the hook (e.g. the message file).")
+]
+
+
+def hooks_install(
+    opts: Options,
+    force: Annotated[
+        bool,
+        typer.Option("--force", help="Move a hook that is not ours to HOOK.local (run first)."),
+    ] = False,
+) -> None:
+    """Install the pre-commit, commit-msg and pre-push hooks (each calls `tools hooks run`)."""
+    from tools import hooks
+    from tools.git import Git
+
+    git = Git(opts.repo)
+    done = hooks.install(git, force=force)
+    for item in done:
+        emit(f"{item.verb}  {os.path.relpath(item.path, git.root)}\n")
+    if any(item.refused for item in done):
+        raise typer.Exit(1)
+
+
+def _stdin_bytes() -> bytes:
+    stream = getattr(sys.stdin, "buffer", None)
+    return stream.read() if stream is not None else sys.stdin.read().encode()
+
+
+def _show(report: Report, started: float, *, what: str) -> None:
+    from tools import hooks
+
+    line = hooks.green_line(report, hooks.elapsed_since(started))
+    if line is not None:
+        emit(line)
+        return
+    emit(render(report, "text", summary=True, color=color_wanted(sys.stderr)), err=True)
+    if report.status == "fail":
+        emit(f"tools: {what} refused (the findings above say why)\n", err=True)
+
+
+def hooks_run(opts: Options, hook: HookArg, args: ArgsArg = None) -> None:
+    """Run one hook's gates: what every installed hook calls. Quiet when green."""
+    from tools import hooks
+    from tools.git import Git
+
+    started = time.monotonic()
+    args = list(args or [])
+    if hook not in hooks.HOOKS:
+        raise UsageError(f"unknown hook {hook!r}", expected="one of " + ", ".join(hooks.HOOKS))
+    git = Git(opts.repo)
+    stdin = _stdin_bytes() if hook == "pre-push" else b""
+    status = hooks.run_local(git, hook, args, stdin)
+    if status != 0:
+        emit(f"tools: {hook}.local (your own hook) failed with exit {status}\n", err=True)
+        raise typer.Exit(1)
+    blocked = hooks.pending(git)
+    if blocked is not None:
+        _show(Report([blocked]), started, what=_what(hook))
+        raise typer.Exit(1)
+    if hook == "pre-commit":
+        opts.staged = True
+        report = hooks.judge(opts, hooks.CONTENT_GATES)
+    elif hook == "commit-msg":
+        if len(args) != 1:
+            raise UsageError("the commit-msg hook takes one argument: the message file")
+        opts.message_file = args[0]
+        opts.range_paths = False
+        opts.extra.update(message_only=True, filled=True)
+        report = hooks.judge(opts, hooks.MESSAGE_GATES)
+    else:
+        report = _pre_push(git, opts, stdin)
+    _show(report, started, what=_what(hook))
+    raise typer.Exit(report.exit_code())
+
+
+def _what(hook: str) -> str:
+    return {"pre-commit": "commit", "commit-msg": "commit", "pre-push": "push"}[hook]
+
+
+def _pre_push(git: object, opts: Options, stdin: bytes) -> Report:
+    from tools import hooks
+
+    results: list[GateResult] = []
+    for ref in hooks.parse_push_lines(stdin):
+        ref_opts = hooks.push_options(git, opts, ref)  # type: ignore[arg-type]
+        if ref_opts is None:
+            continue  # a deleted ref: nothing to judge
+        report = hooks.judge(ref_opts, hooks.PUSH_GATES)
+        for result in report.gates:
+            result.stats["ref"] = ref.local_ref
+        results.extend(report.gates)
+    return Report(results)
+
+
+def register(app: typer.Typer) -> None:
+    hooks_app = new_app("Git hooks: install them, or run one (what the installed hooks call).")
+    text_only = command(formats=("text",))
+    hooks_app.command("install")(text_only(hooks_install))
+    hooks_app.command(
+        "run", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False}
+    )(text_only(hooks_run))
+    app.add_typer(hooks_app, name="hooks")
