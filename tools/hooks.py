@@ -20,6 +20,7 @@ import shlex
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -158,6 +159,17 @@ def parse_push_lines(data: bytes) -> list[PushedRef]:
             )
         refs.append(PushedRef(*parts))
     return refs
+
+
+def pre_commit_framework_ref(env: Mapping[str, str]) -> list[PushedRef]:
+    """The pushed range as the pre-commit framework passes it (it reads git's stdin itself
+    and sets ``PRE_COMMIT_FROM_REF`` / ``PRE_COMMIT_TO_REF``); none outside it."""
+    to = env.get("PRE_COMMIT_TO_REF")
+    if not to:
+        return []
+    local = env.get("PRE_COMMIT_LOCAL_BRANCH", "HEAD")
+    remote = env.get("PRE_COMMIT_REMOTE_BRANCH", local)
+    return [PushedRef(local, to, remote, env.get("PRE_COMMIT_FROM_REF") or ZERO_SHA)]
 
 
 def run_local(git: Git, hook: str, args: list[str], stdin: bytes) -> int:

@@ -99,7 +99,7 @@ def _pre_push(git: object, opts: Options, stdin: bytes) -> Report:
     from tools import hooks
 
     results: list[GateResult] = []
-    for ref in hooks.parse_push_lines(stdin):
+    for ref in hooks.parse_push_lines(stdin) or hooks.pre_commit_framework_ref(os.environ):
         ref_opts = hooks.push_options(git, opts, ref)  # type: ignore[arg-type]
         if ref_opts is None:
             continue  # a deleted ref: nothing to judge

@@ -1,0 +1,541 @@
+"""The hooks `tools init` installs, through real git (SPEC §9.1): every legitimate workflow
+passes, and each violation that git's own hooks never see is refused by `git push` to a local
+bare remote at the latest.
+
+No `--no-verify` here except to build a fixture's history (through ``fixture_commit``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import Repo
+from tests.test_workflows import MARKER, fixture_commit, git, good, initialised, out
+
+GREEN_LINE = re.compile(r"^tools: \d+ gates? green \(\d+\.\d s\)$")
+
+
+def bad(subject: str = "Add a thing", body: str = "A body.") -> str:
+    """A message without the marker paragraph or trailers (what revert and agents slip in)."""
+    return f"{subject}\n\n{body}\n"
+
+
+def with_remote(repo: Repo, tmp_path: Path) -> Path:
+    """`tools init`, a first protocol-complete commit, and a bare remote it is pushed to."""
+    initialised(repo)
+    repo.write("src/app.c", "int main(void) { return 0; }\n")
+    git(repo, "add", "-A")
+    proc = git(repo, "commit", "-q", "-F", "-", input=good("Start the app"))
+    assert proc.returncode == 0, out(proc)
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+    repo.git("remote", "add", "origin", str(remote))
+    pushed = git(repo, "push", "-q", "-u", "origin", "main")
+    assert pushed.returncode == 0, out(pushed)
+    return remote
+
+
+def commit_file(repo: Repo, path: str, text: str, message: str) -> subprocess.CompletedProcess:
+    repo.write(path, text)
+    git(repo, "add", "-A")
+    return git(repo, "commit", "-q", "-F", "-", input=message)
+
+
+def editor_writing(tmp_path: Path, message: str, name: str = "msg.txt") -> str:
+    """A GIT_EDITOR that replaces the file git opens with ``message``."""
+    src = tmp_path / name
+    src.write_text(message)
+    return f"cp {src}"
+
+
+# -- 1. a bad HEAD is fixed through the hooks ------------------------------------------------
+
+
+def test_amend_replaces_a_bad_head_through_the_hooks(repo: Repo, tmp_path: Path) -> None:
+    with_remote(repo, tmp_path)
+    fixture_commit(repo, bad(), {"b.txt": "b\n"})  # landed without the hooks
+    proc = git(repo, "commit", "-q", "--amend", "-F", "-", input=good("Add b"))
+    assert proc.returncode == 0, out(proc)
+    assert repo.tools("trailers", "check", "--commit", "HEAD").exit_code == 0
+    # And the next commit on the branch is not blocked by history either.
+    proc = commit_file(repo, "c.txt", "c\n", good("Add c"))
+    assert proc.returncode == 0, out(proc)
+
+
+def test_rebase_reword_replaces_a_bad_head_through_the_hooks(repo: Repo, tmp_path: Path) -> None:
+    with_remote(repo, tmp_path)
+    fixture_commit(repo, bad(), {"b.txt": "b\n"})
+    env = {
+        "GIT_SEQUENCE_EDITOR": "sed -i -e '1s/^pick/reword/'",
+        "GIT_EDITOR": editor_writing(tmp_path, good("Add b")),
+    }
+    proc = git(repo, "rebase", "-q", "-i", "HEAD~1", **env)
+    assert proc.returncode == 0, out(proc)
+    assert repo.git("log", "-1", "--format=%s").strip() == "Add b"
+    assert git(repo, "push", "-q", "origin", "main").returncode == 0
+
+
+def test_pre_commit_never_judges_messages_already_committed(repo: Repo, tmp_path: Path) -> None:
+    with_remote(repo, tmp_path)
+    fixture_commit(repo, bad(), {"b.txt": "b\n"})
+    proc = commit_file(repo, "c.txt", "c\n", good("Add c"))
+    assert proc.returncode == 0, out(proc)
+    # The bad commit is still refused where it leaves the machine.
+    refused = git(repo, "push", "origin", "main")
+    assert refused.returncode != 0 and "marker-missing" in out(refused)
+
+
+# -- 2. what no commit-msg hook sees is refused by pre-push ----------------------------------
+
+
+def test_a_revert_without_the_marker_is_refused_by_push(repo: Repo, tmp_path: Path) -> None:
+    with_remote(repo, tmp_path)
+    assert commit_file(repo, "b.txt", "b\n", good("Add b")).returncode == 0
+    assert git(repo, "push", "-q", "origin", "main").returncode == 0
+    proc = git(repo, "revert", "--no-edit", "HEAD")
+    assert proc.returncode == 0, out(proc)  # git's own hooks let it through
+    refused = git(repo, "push", "origin", "main")
+    assert refused.returncode != 0
+    assert "marker-missing" in out(refused) and "push refused" in out(refused)
+    # Reworded to keep the contract, it goes.
+    assert git(repo, "commit", "-q", "--amend", "-F", "-", input=good("Revert b")).returncode == 0
+    proc = git(repo, "push", "-q", "origin", "main")
+    assert proc.returncode == 0, out(proc)
+
+
+def test_a_cherry_picked_bad_message_is_refused_by_push(repo: Repo, tmp_path: Path) -> None:
+    with_remote(repo, tmp_path)
+    repo.branch("other")
+    fixture_commit(repo, bad("Port the fix"), {"fix.txt": "fix\n"})
+    repo.checkout("main")
+    proc = git(repo, "cherry-pick", "other")
+    assert proc.returncode == 0, out(proc)
+    refused = git(repo, "push", "origin", "main")
+    assert refused.returncode != 0 and "marker-missing" in out(refused)
+
+
+def test_a_good_cherry_pick_is_pushed(repo: Repo, tmp_path: Path) -> None:
+    with_remote(repo, tmp_path)
+    repo.branch("other")
+    fixture_commit(repo, good("Port the fix"), {"fix.txt": "fix\n"})
+    repo.checkout("main")
+    assert git(repo, "cherry-pick", "other").returncode == 0
+    proc = git(repo, "push", "-q", "origin", "main")
+    assert proc.returncode == 0, out(proc)
+
+
+def test_a_squash_that_duplicates_the_marker_is_refused_by_push(repo: Repo, tmp_path: Path) -> None:
+    with_remote(repo, tmp_path)
+    assert commit_file(repo, "b.txt", "b\n", good("Add b")).returncode == 0
+    assert commit_file(repo, "b.txt", "b2\n", good("Tune b")).returncode == 0
+    # `squash` keeps both messages (git's editor template, cleaned as git cleans it).
+    env = {"GIT_SEQUENCE_EDITOR": "sed -i -e '2s/^pick/squash/'", "GIT_EDITOR": "true"}
+    proc = git(repo, "rebase", "-q", "-i", "HEAD~2", **env)
+    assert proc.returncode == 0, out(proc)
+    assert repo.git("log", "-1", "--format=%B").count(MARKER) == 2
+    refused = git(repo, "push", "origin", "main")
+    assert refused.returncode != 0 and "marker-duplicate" in out(refused)
+
+
+def test_rebase_fixup_folds_and_is_pushed(repo: Repo, tmp_path: Path) -> None:
+    with_remote(repo, tmp_path)
+    assert commit_file(repo, "b.txt", "b\n", good("Add b")).returncode == 0
+    assert commit_file(repo, "b.txt", "b2\n", good("Tune b")).returncode == 0
+    env = {"GIT_SEQUENCE_EDITOR": "sed -i -e '2s/^pick/fixup/'", "GIT_EDITOR": "true"}
+    assert git(repo, "rebase", "-q", "-i", "HEAD~2", **env).returncode == 0
+    proc = git(repo, "push", "-q", "origin", "main")
+    assert proc.returncode == 0, out(proc)
+
+
+def test_commit_fixup_passes_and_autosquash_is_pushed(repo: Repo, tmp_path: Path) -> None:
+    with_remote(repo, tmp_path)
+    assert commit_file(repo, "b.txt", "b\n", good("Add b")).returncode == 0
+    repo.write("b.txt", "b2\n")
+    git(repo, "add", "-A")
+    proc = git(repo, "commit", "-q", "--fixup=HEAD")
+    assert proc.returncode == 0, out(proc)  # `trailers.fixups: allow` in the starter config
+    # Unfolded, it is a warning: the push goes, and says so.
+    run = repo.tools("--format", "json", "trailers", "check", "--base", "origin/main")
+    assert run.exit_code == 0
+    assert [f["rule"] for f in run.json()["gates"][0]["findings"]] == ["fixup-pending"]
+    env = {"GIT_SEQUENCE_EDITOR": "true", "GIT_EDITOR": "true"}
+    assert git(repo, "rebase", "-q", "-i", "--autosquash", "origin/main", **env).returncode == 0
+    assert repo.git("log", "--format=%s", "origin/main..").split("\n")[0] == "Add b"
+    proc = git(repo, "push", "-q", "origin", "main")
+    assert proc.returncode == 0, out(proc)
+
+
+def test_commit_squash_then_autosquash_duplicates_the_marker(repo: Repo, tmp_path: Path) -> None:
+    with_remote(repo, tmp_path)
+    assert commit_file(repo, "b.txt", "b\n", good("Add b")).returncode == 0
+    repo.write("b.txt", "b2\n")
+    git(repo, "add", "-A")
+    proc = git(repo, "commit", "-q", "--squash=HEAD", "-F", "-", input=good("Tune b"))
+    assert proc.returncode == 0, out(proc)
+    env = {"GIT_SEQUENCE_EDITOR": "true", "GIT_EDITOR": "true"}
+    assert git(repo, "rebase", "-q", "-i", "--autosquash", "origin/main", **env).returncode == 0
+    refused = git(repo, "push", "origin", "main")
+    assert refused.returncode != 0 and "marker-duplicate" in out(refused)
+
+
+def test_fixups_check_refuses_the_fixup_at_commit_msg(repo: Repo, tmp_path: Path) -> None:
+    with_remote(repo, tmp_path)
+    cfg = repo.read(".agents/protocol.yaml").decode().replace("fixups: allow", "fixups: check")
+    repo.write(".agents/protocol.yaml", cfg)
+    assert commit_file(repo, "b.txt", "b\n", good("Add b")).returncode == 0
+    repo.write("b.txt", "b2\n")
+    git(repo, "add", "-A")
+    refused = git(repo, "commit", "-q", "--fixup=HEAD")
+    assert refused.returncode != 0 and "marker-missing" in out(refused)
+
+
+def test_a_deleted_ref_is_not_judged(repo: Repo, tmp_path: Path) -> None:
+    with_remote(repo, tmp_path)
+    repo.branch("topic")
+    fixture_commit(repo, bad(), {"t.txt": "t\n"})
+    assert git(repo, "push", "-q", "--no-verify", "origin", "topic").returncode == 0
+    proc = git(repo, "push", "-q", "origin", "--delete", "topic")
+    assert proc.returncode == 0, out(proc)
+
+
+def test_a_new_branch_is_judged_from_its_merge_base(repo: Repo, tmp_path: Path) -> None:
+    with_remote(repo, tmp_path)
+    repo.branch("topic")
+    assert commit_file(repo, "t.txt", "t\n", good("Add t")).returncode == 0
+    fixture_commit(repo, bad("Add u"), {"u.txt": "u\n"})
+    refused = git(repo, "push", "origin", "topic")
+    assert refused.returncode != 0
+    # Only the topic's own two commits were judged, and only the bad one failed.
+    text = out(refused)
+    assert "trailers (2 commits" in text and text.count("marker-missing") == 1
+
+
+# -- 3. git merge with git's own message, and everyday workflows -----------------------------
+
+
+def test_merge_with_default_message_passes_the_starter_config(repo: Repo, tmp_path: Path) -> None:
+    with_remote(repo, tmp_path)
+    repo.branch("feature")
+    assert commit_file(repo, "f.txt", "f\n", good("Add f")).returncode == 0
+    repo.checkout("main")
+    assert commit_file(repo, "m.txt", "m\n", good("Add m")).returncode == 0
+    proc = git(repo, "merge", "--no-ff", "--no-edit", "feature")
+    assert proc.returncode == 0, out(proc)
+    assert not (repo.path / ".git" / "MERGE_HEAD").exists()
+    proc = git(repo, "push", "-q", "origin", "main")
+    assert proc.returncode == 0, out(proc)
+
+
+def test_a_merge_judged_by_the_trailers_says_how_to_leave_merges_out(
+    repo: Repo, tmp_path: Path
+) -> None:
+    with_remote(repo, tmp_path)
+    cfg = repo.read(".agents/protocol.yaml").decode().replace("merges: skip", "merges: check")
+    repo.write(".agents/protocol.yaml", cfg)
+    assert commit_file(repo, "cfg.txt", "x\n", good("Judge merges")).returncode == 0
+    repo.branch("feature")
+    assert commit_file(repo, "f.txt", "f\n", good("Add f")).returncode == 0
+    repo.checkout("main")
+    refused = git(repo, "merge", "--no-ff", "--no-edit", "feature")
+    assert refused.returncode != 0
+    assert "marker-missing" in out(refused) and "trailers.merges: skip" in out(refused)
+    git(repo, "merge", "--abort")
+
+
+def test_stash_worktree_detached_head_and_submodule(repo: Repo, tmp_path: Path) -> None:
+    with_remote(repo, tmp_path)
+    # stash and pop, then commit.
+    repo.write("src/app.c", "int main(void) { return 2; }\n")
+    assert git(repo, "stash", "-q").returncode == 0
+    assert git(repo, "stash", "pop", "-q").returncode == 0
+    git(repo, "add", "-A")
+    assert git(repo, "commit", "-q", "-F", "-", input=good("Return 2")).returncode == 0
+    # A commit from a linked worktree runs the same hooks.
+    linked = tmp_path / "linked"
+    assert git(repo, "worktree", "add", "-q", str(linked), "-b", "side").returncode == 0
+    (linked / "side.txt").write_text("side\n")
+    side = subprocess.run(
+        ["git", "add", "-A"], cwd=linked, capture_output=True, env=_env()
+    )  # fmt: skip
+    assert side.returncode == 0
+    side = subprocess.run(
+        ["git", "commit", "-q", "-F", "-"], cwd=linked, input=good("Add side").encode(),
+        capture_output=True, env=_env(),
+    )  # fmt: skip
+    assert side.returncode == 0, side.stderr
+    refused = subprocess.run(
+        ["git", "commit", "-q", "--allow-empty", "-m", "no marker"], cwd=linked,
+        capture_output=True, env=_env(),
+    )  # fmt: skip
+    assert refused.returncode != 0 and b"marker-missing" in refused.stderr
+    # A detached HEAD.
+    repo.checkout("--detach")
+    assert commit_file(repo, "d.txt", "d\n", good("Add d")).returncode == 0
+    proc = git(repo, "push", "-q", "origin", "HEAD:refs/heads/detached")
+    assert proc.returncode == 0, out(proc)
+    repo.checkout("main")
+    # A submodule (a gitlink) is committed through the hooks.
+    sub = Repo(tmp_path / "sub")
+    sub.commit("Sub start\n\nBody.\n", {"s.txt": "s\n"})
+    proc = git(repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(sub.path),
+               "vendor/sub")  # fmt: skip
+    assert proc.returncode == 0, out(proc)
+    assert git(repo, "commit", "-q", "-F", "-", input=good("Vendor sub")).returncode == 0
+    proc = git(repo, "push", "-q", "origin", "main")
+    assert proc.returncode == 0, out(proc)
+
+
+def _env() -> dict[str, str]:
+    from tests.test_workflows import hooked_env
+
+    return hooked_env()
+
+
+# -- 4. a pending in-place restore blocks every gate -----------------------------------------
+
+
+def test_a_mutant_left_by_a_killed_in_place_run_is_never_committed(
+    repo: Repo, tmp_path: Path
+) -> None:
+    with_remote(repo, tmp_path)
+    repo.write("src/calc.py", "def add(a, b):\n    return a + b\n")
+    git(repo, "add", "-A")
+    assert git(repo, "commit", "-q", "-F", "-", input=good("Add calc")).returncode == 0
+    marker = tmp_path / "shell.pid"
+    plan = repo.path / "plans" / "plan.yml"  # untracked: `commit -a` leaves it out
+    plan.parent.mkdir()
+    plan.write_text(
+        json.dumps(
+            {
+                "test": f"echo $$ > {marker}; sleep 60",
+                "arms": [
+                    {
+                        "name": "B",
+                        "replace": {"path": "src/calc.py", "old": "a + b", "new": "a - b"},
+                    }
+                ],
+            }
+        )
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tools", "--repo", str(repo.path), "mutate", "run", str(plan),
+         "--in-place"],
+        cwd=tmp_path, env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    end = time.monotonic() + 60
+    while not (marker.exists() and marker.read_text().strip()) and time.monotonic() < end:
+        assert proc.poll() is None, proc.communicate()[1]
+        time.sleep(0.05)
+    shell = int(marker.read_text())
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=30)
+    try:
+        os.killpg(shell, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    assert "a - b" in repo.read("src/calc.py").decode()  # the mutant is in the tree
+    refused = git(repo, "commit", "-q", "-a", "-F", "-", input=good("Change calc"))
+    assert refused.returncode != 0
+    assert "inplace-restore-pending" in out(refused) and "tools mutate recover" in out(refused)
+    assert "a - b" not in repo.git("show", "HEAD:src/calc.py")
+    run = repo.tools("preflight")
+    assert run.exit_code == 1 and "inplace-restore-pending" in run.stdout
+    # Once restored, the tree is clean and judged again.
+    recovered = repo.tools("mutate", "matrix", str(plan))
+    assert recovered.exit_code == 0, recovered.stderr
+    assert repo.git("status", "--porcelain", "--untracked-files=no").strip() == ""
+    assert repo.tools("preflight", "--gate", "conflicts").exit_code == 0
+
+
+# -- 5. the placeholder is refused by the commit-msg hook ------------------------------------
+
+
+def test_an_unfilled_assisted_by_is_refused_by_commit_msg(repo: Repo, tmp_path: Path) -> None:
+    with_remote(repo, tmp_path)
+    message = good().replace("codex:o3 [git]", "AGENT:MODEL [TOOL]")
+    refused = commit_file(repo, "b.txt", "b\n", message)
+    assert refused.returncode != 0 and "placeholder" in out(refused)
+
+
+# -- 6. --require-commits fails a range that cannot be computed ------------------------------
+
+
+def test_require_commits_fails_a_shallow_clone_without_the_merge_base(
+    repo: Repo, tmp_path: Path
+) -> None:
+    initialised(repo)
+    fixture_commit(repo, good("Start"), {"a.txt": "a\n"})
+    fixture_commit(repo, good("More"), {"a.txt": "b\n"})
+    repo.branch("topic")
+    fixture_commit(repo, good("Topic"), {"t.txt": "t\n"})
+    fixture_commit(repo, good("Topic 2"), {"t.txt": "t2\n"})
+    repo.checkout("main")
+    fixture_commit(repo, good("Main moves"), {"m.txt": "m\n"})
+    clone = repo.clone(tmp_path / "shallow", "--depth", "1", "--branch", "topic")
+    clone.git("fetch", "-q", "--depth", "1", "origin", "main:refs/remotes/origin/main")
+    args = ["--format", "json", "preflight", "--base", "origin/main"]
+    lax = clone.tools(*args)
+    assert lax.exit_code == 0 and lax.json()["status"] == "skip"
+    strict = clone.tools(*args, "--require-commits")
+    assert strict.exit_code == 1, strict.stdout
+    failed = {g["gate"] for g in strict.json()["gates"] if g["status"] == "fail"}
+    assert {"trailers", "style", "index", "ledger"} <= failed
+
+
+# -- 7. message gates in a bare repository ---------------------------------------------------
+
+
+def test_message_gates_judge_a_bare_repository(repo: Repo, tmp_path: Path) -> None:
+    remote = with_remote(repo, tmp_path)
+    fixture_commit(repo, bad(), {"b.txt": "b\n"})
+    git(repo, "push", "-q", "--no-verify", "origin", "main")
+    bare = Repo(remote, init=False)
+    run = bare.tools("trailers", "check", "--commit", "main")
+    assert run.exit_code == 1 and "marker-missing" in run.stdout
+    # The config is the one committed at the bare repository's HEAD.
+    assert bare.tools("trailers", "check", "--commit", "main~1").exit_code == 0
+    assert bare.tools("style", "check", "--base", "main~1", "--head", "main").exit_code == 0
+    # What needs a working tree says so, in one line.
+    staged = bare.tools("trailers", "check", "--message-file", "-", input="x\n")
+    assert staged.exit_code == 2 and "bare" in staged.stderr
+    assert bare.tools("preflight").exit_code == 2
+
+
+# -- 8. hooks that work without the environment, and keep a user's own hook ------------------
+
+
+def test_hooks_work_without_the_environment_on_path(repo: Repo, tmp_path: Path) -> None:
+    with_remote(repo, tmp_path)
+    env = dict(_env(), PATH="/usr/bin:/bin")
+    repo.write("b.txt", "b\n")
+    git(repo, "add", "-A")
+    proc = subprocess.run(
+        ["git", "commit", "-q", "-F", "-"], cwd=repo.path, input=good("Add b").encode(),
+        capture_output=True, env=env,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_a_hook_whose_tools_is_gone_fails_closed(repo: Repo, tmp_path: Path) -> None:
+    with_remote(repo, tmp_path)
+    hook = repo.path / ".git" / "hooks" / "pre-commit"
+    first = hook.read_text().split("\n")[2].split()[4]  # `if [ ! -x PATH ]; then`
+    hook.write_text(hook.read_text().replace(first, str(tmp_path / "gone" / "tools")))
+    refused = commit_file(repo, "b.txt", "b\n", good("Add b"))
+    assert refused.returncode != 0
+    assert "is gone" in out(refused) and "tools hooks install --force" in out(refused)
+
+
+def test_install_keeps_a_foreign_hook_and_runs_it_first(repo: Repo, tmp_path: Path) -> None:
+    hooks = repo.path / ".git" / "hooks"
+    hooks.mkdir(parents=True, exist_ok=True)
+    ran = tmp_path / "ran.txt"
+    (hooks / "pre-commit").write_text(f"#!/bin/sh\necho mine >> {ran}\n")
+    (hooks / "pre-commit").chmod(0o755)
+    kept = repo.tools("hooks", "install")
+    assert kept.exit_code == 1 and "kept" in kept.stdout and "pre-commit" in kept.stdout
+    assert "exec" not in (hooks / "pre-commit").read_text()
+    moved = repo.tools("hooks", "install", "--force")
+    assert moved.exit_code == 0 and "pre-commit.local" in moved.stdout
+    assert (hooks / "pre-commit.local").read_text() == f"#!/bin/sh\necho mine >> {ran}\n"
+    initialised(repo)
+    assert commit_file(repo, "a.txt", "a\n", good()).returncode == 0
+    assert ran.read_text() == "mine\n"
+    # A failing hook of the user's stops the commit, as it did before.
+    (hooks / "pre-commit.local").write_text("#!/bin/sh\nexit 3\n")
+    refused = commit_file(repo, "a.txt", "b\n", good("Change a"))
+    assert refused.returncode != 0 and "pre-commit.local" in out(refused)
+
+
+def test_init_writes_a_base_that_resolves(repo: Repo, make_repo, tmp_path: Path) -> None:
+    initialised(repo)
+    assert b'\nbase: "main"\n' in repo.read(".agents/protocol.yaml")
+    fixture_commit(repo, good("Start"), {"a.txt": "a\n"})
+    run = repo.tools("--format", "json", "preflight")
+    assert run.exit_code == 0 and run.json()["status"] == "pass", run.stdout
+    # A clone's base is the remote's default branch.
+    other = make_repo("other")
+    other.commit(good("Start"), {"a.txt": "a\n"})
+    other.git("branch", "-m", "main", "trunk")
+    clone = other.clone(tmp_path / "clone")
+    assert initialised(clone).read(".agents/protocol.yaml").count(b'\nbase: "origin/trunk"\n')
+
+
+# -- 9. a green hook prints one line ---------------------------------------------------------
+
+
+def test_a_green_commit_and_push_print_one_line_per_hook(repo: Repo, tmp_path: Path) -> None:
+    with_remote(repo, tmp_path)
+    proc = commit_file(repo, "b.txt", "b\n", good("Add b"))
+    lines = out(proc).strip().split("\n")
+    assert len(lines) == 2 and all(GREEN_LINE.match(line) for line in lines), lines
+    proc = git(repo, "push", "-q", "origin", "main")
+    lines = out(proc).strip().split("\n")
+    assert len(lines) == 1 and GREEN_LINE.match(lines[0]), lines
+
+
+# -- 10. hostile configs and plans, and formats a command cannot print -----------------------
+
+
+@pytest.mark.parametrize("depth", [400, 5000])
+def test_deeply_nested_yaml_is_exit_2(repo: Repo, tmp_path: Path, depth: int) -> None:
+    repo.write(".agents/protocol.yaml", "a: " + "[" * depth + "]" * depth + "\n")
+    run = repo.tools("preflight")
+    assert run.exit_code == 2 and "nesting deeper than 100" in run.stderr
+    plan = repo.path / "plans" / "plan.yml"  # untracked: `commit -a` leaves it out
+    plan.parent.mkdir()
+    plan.write_text("arms: " + "[" * depth + "]" * depth + "\n")
+    repo.write(".agents/protocol.yaml", "{}\n")
+    run = repo.tools("mutate", "run", str(plan))
+    assert run.exit_code == 2 and "nesting deeper than 100" in run.stderr
+
+
+def test_an_alias_bomb_is_refused(repo: Repo) -> None:
+    lines = ["a: &a [x, x, x, x, x, x, x, x, x]"]
+    for i in range(1, 9):
+        prev, name = chr(96 + i), chr(97 + i)
+        lines.append(f"{name}: &{name} [" + ", ".join([f"*{prev}"] * 9) + "]")
+    repo.write(".agents/protocol.yaml", "\n".join(lines) + "\n")
+    started = time.monotonic()
+    run = repo.tools("config", "validate")
+    assert run.exit_code == 2 and "aliases expanded" in run.stderr
+    assert time.monotonic() - started < 30  # refused, not expanded (the bound is in bench/)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["config", "show"],
+        ["config", "validate"],
+        ["ledger", "show"],
+        ["init"],
+        ["hooks", "install"],
+    ],
+)
+def test_a_format_a_command_cannot_print_is_exit_2(repo: Repo, args: list[str]) -> None:
+    run = repo.tools("--format", "sarif", *args)
+    assert run.exit_code == 2 and "--format sarif" in run.stderr
+    assert not (repo.path / ".agents").exists()  # nothing was written
+
+
+def test_a_config_that_is_a_directory_says_so(repo: Repo, tmp_path: Path) -> None:
+    run = repo.tools("--config", str(tmp_path), "preflight")
+    assert run.exit_code == 2 and "is a directory" in run.stderr
+
+
+def test_the_pre_commit_framework_config_has_the_pre_push_stage() -> None:
+    import yaml
+
+    root = Path(__file__).resolve().parents[1]
+    hooks = yaml.safe_load((root / ".pre-commit-hooks.yaml").read_text())
+    stages = {stage for hook in hooks for stage in hook.get("stages", [])}
+    assert {"pre-commit", "commit-msg", "pre-push"} <= stages
