@@ -409,6 +409,14 @@ def test_staged_judges_nothing(repo: Repo) -> None:
     assert gate["stats"]["merges"] == 0 and "not judged" in gate["stats"]["staged"]
 
 
+def test_preflight_runs_the_gate_by_default(repo: Repo) -> None:
+    evil_merge(repo)
+    run = repo.tools("--format", "json", "preflight")
+    names = [g["gate"] for g in run.json()["gates"]]
+    assert names[-1] == "merges"
+    assert next(g for g in run.json()["gates"] if g["gate"] == "merges")["status"] == "fail"
+
+
 def test_every_format_reports_the_finding(repo: Repo) -> None:
     sha = evil_merge(repo)
     text = repo.tools("merges", "check")
