@@ -515,3 +515,26 @@ def test_old_git_with_no_merge_in_the_range_still_passes(
     repo.commit("Work\n\nBody.\n", {"b.txt": "b\n"})
     shim(tmp_path, monkeypatch, "2.37.0")
     assert check(repo)[1]["status"] == "pass"
+
+
+def test_judging_leaves_the_index_and_the_working_tree_alone(repo: Repo) -> None:
+    start(repo, {".gitattributes": f"{INDEX} merge=union\n", INDEX: INDEX_HEAD, "a.txt": LINES})
+    diverge(repo, {"a.txt": edited(LINES, "line 2\n", "main 2\n")}, {"w.txt": "w\n"})
+    assert not merge_main(repo)
+    repo.write("a.txt", edited(repo.read("a.txt").decode(), "line 9\n", "evil 9\n"))
+    repo.git("commit", "-q", "-a", "--amend", "--no-edit")
+    repo.write("untracked.txt", "mine\n")
+    repo.write("w.txt", "w edited, not staged\n")
+    index = (repo.path / ".git" / "index").read_bytes()
+    status = repo.git("status", "--porcelain", "--untracked-files=all")
+    assert check(repo)[0] == 1  # merge-tree, the attribute lookup and the patches all ran
+    assert (repo.path / ".git" / "index").read_bytes() == index
+    assert repo.git("status", "--porcelain", "--untracked-files=all") == status
+
+
+def test_a_config_that_names_the_gate_validates_and_runs_it(repo: Repo) -> None:
+    start(repo, {"a.txt": "a\n"})
+    repo.write(".agents/protocol.yaml", "base: main\npreflight:\n  gates: [merges]\n")
+    assert repo.tools("config", "validate").exit_code == 0
+    run = repo.tools("--format", "json", "preflight")
+    assert [g["gate"] for g in run.json()["gates"]] == ["merges"]
