@@ -98,6 +98,13 @@ BENCHES: list[tuple[str, list[str], str]] = [
         "of 100,000 records, cold and warm.",
     ),
     (
+        "Merges gate",
+        ["bench_merges.py", "--runs", "7"],
+        "`tools merges check` over a 1,000-commit range with 47 merges of the base (content "
+        "merges of both sides, all clean), beside one `git merge-tree --write-tree` per merge; "
+        "what the gate adds to `tools preflight --staged` (it judges nothing there).",
+    ),
+    (
         "Numerics: the top-p kept-count gate",
         ["bench_topp.py", "--runs", "5", "--gate-runs", "3"],
         "stock, split and the binary64 reference at batch 64 x vocab 154,856; the whole "

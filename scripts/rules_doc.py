@@ -35,6 +35,7 @@ GATE_DOCS = {
     "style": "commit-gates.md",
     "docs": "docs-and-links.md",
     "links": "docs-and-links.md",
+    "merges": "merges.md",
     "spec": "specs-and-evidence.md",
     "ratchet": "ratchet.md",
     "golden": "numerics.md",

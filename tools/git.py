@@ -9,6 +9,7 @@ paths with rename detection, ``-z``), blobs at a revision through one persistent
 
 from __future__ import annotations
 
+import itertools
 import os
 import subprocess
 import tempfile
@@ -89,6 +90,45 @@ class TreeEntry(NamedTuple):
     @property
     def is_submodule(self) -> bool:
         return self.mode == "160000"
+
+
+class RawChange(NamedTuple):
+    """One path that differs between two trees (``diff-tree --raw``); a mode ``000000`` and
+    an all-zero sha mean the path is absent on that side."""
+
+    old_mode: str
+    new_mode: str
+    old_sha: str
+    new_sha: str
+    status: str
+    path: str
+
+
+@dataclass
+class MergeTree:
+    """git's merge of two commits: the tree it wrote and the paths it left in conflict."""
+
+    tree: str
+    conflicted: list[str]
+
+
+@dataclass
+class Hunk:
+    """One hunk of a ``-U0`` patch: where it starts on each side and the lines it removes
+    and adds (without their ``-``/``+``)."""
+
+    old_start: int
+    old_count: int
+    new_start: int
+    new_count: int
+    removed: list[bytes] = field(default_factory=list)
+    added: list[bytes] = field(default_factory=list)
+
+
+@dataclass
+class FilePatch:
+    binary: bool = False
+    hunks: list[Hunk] = field(default_factory=list)
 
 
 def _parse_changes(tokens: Sequence[bytes], start: int) -> tuple[list[Change], int]:
@@ -591,6 +631,192 @@ class Git:
     def worktree_path(self, path: str) -> Path:
         return self.root / os.fsdecode(encode(path))
 
+    # -- merges -------------------------------------------------------------------------------
+    def version(self) -> tuple[int, ...] | None:
+        """git's version as numbers (``git --version``), or None when it prints no version."""
+        words = decode(self.out("--version")).split()
+        if len(words) < 3 or words[:2] != ["git", "version"]:
+            return None
+        nums = []
+        for part in words[2].split("."):
+            digits = "".join(itertools.takewhile(str.isdigit, part))
+            if not digits:
+                break
+            nums.append(int(digits))
+        return tuple(nums) or None
+
+    def commit_trees(self, shas: Sequence[str]) -> dict[str, str]:
+        """commit -> its tree, for many commits in one ``git log --no-walk --stdin``."""
+        if not shas:
+            return {}
+        raw = self.out(
+            "log",
+            *_LOG_FIXED,
+            "--no-walk=unsorted",
+            "--stdin",
+            "--format=%H %T",
+            input="".join(f"{sha}\n" for sha in shas).encode("ascii"),
+        )
+        found: dict[str, str] = {}
+        for line in raw.decode("ascii").splitlines():
+            commit, _, tree = line.partition(" ")
+            if tree:
+                found[commit] = tree
+        return found
+
+    def merge_tree(self, ours: str, theirs: str, *, unrelated: bool = False) -> MergeTree | None:
+        """git's own merge of two commits (``merge-tree --write-tree``, git >= 2.38), written
+        to the object store only: the tree and the paths it left in conflict. Conflict hunks
+        are written in the plain two-sided style whatever the user's ``merge.conflictStyle``,
+        labelled with ``ours`` and ``theirs`` as given. None: the two commits share no history
+        and ``unrelated`` was not given (git's refusal to merge unrelated histories).
+        Raises :class:`MergeTreeUnsupported` when this git has no ``--write-tree``."""
+        args = [
+            "-c",
+            "merge.conflictStyle=merge",
+            "merge-tree",
+            "--write-tree",
+            "-z",
+            "--name-only",
+            "--no-messages",
+        ]
+        if unrelated:
+            args.append("--allow-unrelated-histories")
+        status, out, err = self._run_err(*args, ours, theirs)
+        if status not in (0, 1):
+            text = decode(err).strip()
+            if "unrelated histories" in text and not unrelated:
+                return None
+            if status == 129 or "write-tree" in text:
+                raise MergeTreeUnsupported(text.splitlines()[0] if text else f"exit {status}")
+            raise GitError(f"git merge-tree failed ({status}): {text}")
+        fields = out.split(b"\0")
+        tree = fields[0].decode("ascii").strip()
+        conflicted = [decode(f) for f in fields[1:] if f] if status == 1 else []
+        return MergeTree(tree, list(dict.fromkeys(conflicted)))
+
+    def _run_err(self, *args: str) -> tuple[int, bytes, bytes]:
+        """``git args…``: (status, stdout, stderr), whatever the status."""
+        status, out, err = self.repo.git.execute(
+            ["git", *args],
+            with_extended_output=True,
+            with_exceptions=False,
+            stdout_as_string=False,
+            strip_newline_in_stdout=False,
+        )
+        return status, out, err if isinstance(err, bytes) else encode(str(err))
+
+    def raw_diff(self, old: str, new: str) -> list[RawChange]:
+        """Every file entry that differs between trees ``old`` and ``new``, path by path (no
+        rename detection): ``diff-tree -r -z --raw --no-renames``."""
+        raw = self.out("diff-tree", "-r", "-z", "--raw", "--no-renames", old, new, "--")
+        tokens = raw.split(b"\0")
+        changes: list[RawChange] = []
+        i = 0
+        while i + 1 < len(tokens):
+            meta = tokens[i]
+            if not meta.startswith(b":"):
+                i += 1
+                continue
+            old_mode, new_mode, old_sha, new_sha, status = meta[1:].decode("ascii").split()
+            changes.append(
+                RawChange(old_mode, new_mode, old_sha, new_sha, status[0], decode(tokens[i + 1]))
+            )
+            i += 2
+        return changes
+
+    def patches(self, old: str, new: str, paths: Sequence[str]) -> dict[str, FilePatch]:
+        """The ``-U0`` patch of each of ``paths`` from tree ``old`` to tree ``new``, path by
+        path (no rename detection, no textconv): its hunks, or that git sees it as binary."""
+        found: dict[str, FilePatch] = {}
+        for chunk in _chunks(paths):
+            raw = self.out(
+                *_DIFF_FIXED,
+                "diff-tree",
+                "-r",
+                "-p",
+                "-U0",
+                "--no-renames",
+                *_PATCH_FIXED,
+                old,
+                new,
+                "--",
+                *chunk,
+            )
+            for path, patch in parse_patches(raw).items():
+                into = found.setdefault(path, FilePatch())
+                into.binary = into.binary or patch.binary
+                into.hunks.extend(patch.hunks)
+        return found
+
+    def numstat(
+        self, old: str, new: str, paths: Sequence[str]
+    ) -> dict[str, tuple[int, int] | None]:
+        """(lines added, lines removed) of each of ``paths`` from commit or tree ``old`` to
+        ``new``, path by path; None for a file git sees as binary. Paths equal on both sides
+        are absent."""
+        found: dict[str, tuple[int, int] | None] = {}
+        for chunk in _chunks(paths):
+            raw = self.out(
+                *_DIFF_FIXED,
+                "diff-tree",
+                "-r",
+                "-z",
+                "--numstat",
+                "--no-renames",
+                "--no-textconv",
+                old,
+                new,
+                "--",
+                *chunk,
+            )
+            tokens = raw.split(b"\0")
+            for tok in tokens:
+                added, _, rest = tok.partition(b"\t")
+                removed, _, path = rest.partition(b"\t")
+                if not path:
+                    continue
+                name = decode(path)
+                if added == b"-" or removed == b"-":
+                    found[name] = None
+                    continue
+                prev = found.get(name, (0, 0)) or (0, 0)
+                found[name] = (prev[0] + int(added), prev[1] + int(removed))
+        return found
+
+    def attributes_at(self, rev: str, attr: str, paths: Sequence[str]) -> dict[str, str]:
+        """The value of attribute ``attr`` for each of ``paths`` as the ``.gitattributes``
+        files of ``rev``'s tree set it (with ``info/attributes`` and the user's global file,
+        as git applies them): git's own ``check-attr --cached`` over a throwaway index of
+        that tree, so the user's index and working tree are never read or written.
+        ``unspecified`` paths are absent; a set or unset attribute reads ``set`` / ``unset``."""
+        if not paths:
+            return {}
+        with tempfile.TemporaryDirectory(prefix="tools-attr-") as tmp:
+            env = clean_env(optional_locks=False)
+            env["GIT_INDEX_FILE"] = str(Path(tmp) / "index")
+            base = ["git", "-c", "core.hooksPath=/dev/null"]
+            subprocess.run(
+                [*base, "read-tree", rev], cwd=self.root, env=env, check=True, capture_output=True
+            )
+            proc = subprocess.run(
+                [*base, "check-attr", "--cached", "-z", "--stdin", attr],
+                cwd=self.root,
+                env=env,
+                input=b"".join(encode(p) + b"\0" for p in paths),
+                capture_output=True,
+                check=False,
+            )
+        if proc.returncode != 0:
+            raise GitError(f"git check-attr failed ({proc.returncode}): {decode(proc.stderr)}")
+        tokens = proc.stdout.split(b"\0")
+        values: dict[str, str] = {}
+        for i in range(0, len(tokens) - 2, 3):
+            value = decode(tokens[i + 2])
+            if value != "unspecified":
+                values[decode(tokens[i])] = value
+        return values
+
 
 # Plumbing diffs independent of the user's config: literal paths, names unquoted but for
 # control characters, no external diff or textconv, fixed a/ b/ prefixes.
@@ -731,8 +957,87 @@ def parse_added_lines(raw: bytes, *, commits: bool) -> dict[str | None, dict[str
     return found
 
 
+def _hunk_header(line: bytes) -> tuple[int, int, int, int] | None:
+    """(old start, old count, new start, new count) of a ``@@ -a[,b] +c[,d] @@`` header."""
+    parts = line.split(b" ", 3)
+    if len(parts) < 4 or parts[1][:1] != b"-" or parts[2][:1] != b"+":
+        return None
+    nums: list[int] = []
+    for part in parts[1:3]:
+        start, comma, count = part[1:].partition(b",")
+        if not start.isdigit() or (comma and not count.isdigit()):
+            return None
+        nums += [int(start), int(count) if comma else 1]
+    return nums[0], nums[1], nums[2], nums[3]
+
+
+def _header_path(line: bytes) -> str | None:
+    """The path of a ``diff --git a/P b/P`` header of a diff without renames (both names are
+    the same path, so a name holding `` b/`` still splits in one way only)."""
+    rest = line[len(b"diff --git ") :]
+    if rest.startswith(b'"'):
+        i = 1
+        while i < len(rest) and rest[i] != 34:
+            i += 2 if rest[i] == 92 else 1
+        name = unquote_c(rest[: i + 1])
+        return decode(name[2:]) if name.startswith(b"a/") else None
+    half = (len(rest) - 5) // 2
+    name = rest[2 : 2 + half]
+    if rest != b"a/" + name + b" b/" + name:
+        return None
+    return decode(name)
+
+
+def parse_patches(raw: bytes) -> dict[str, FilePatch]:
+    """The hunks of a ``-p`` patch of a diff without renames, path -> :class:`FilePatch`.
+
+    Hunk bodies are consumed by the counts of their headers, so a content line that looks
+    like a header is never taken for one."""
+    found: dict[str, FilePatch] = {}
+    lines = raw.split(b"\n")
+    patch: FilePatch | None = None
+    i, n = 0, len(lines)
+    while i < n:
+        line = lines[i]
+        i += 1
+        if line.startswith(b"diff --git "):
+            path = _header_path(line)
+            patch = found.setdefault(path, FilePatch()) if path is not None else None
+        elif patch is None:
+            continue
+        elif line.startswith(b"Binary files ") and line.endswith(b" differ"):
+            patch.binary = True
+        elif line.startswith(b"@@ "):
+            head = _hunk_header(line)
+            if head is None:
+                continue
+            hunk = Hunk(*head)
+            patch.hunks.append(hunk)
+            old, new = hunk.old_count, hunk.new_count
+            while (old > 0 or new > 0) and i < n:
+                body = lines[i]
+                mark = body[:1]
+                if mark == b"+":
+                    new -= 1
+                    hunk.added.append(body[1:])
+                elif mark == b"-":
+                    old -= 1
+                    hunk.removed.append(body[1:])
+                elif mark == b" ":
+                    old -= 1
+                    new -= 1
+                elif mark != b"\\":
+                    break
+                i += 1
+    return found
+
+
 class GitError(UsageError):
     """A git command failed in a way the gate cannot judge around."""
+
+
+class MergeTreeUnsupported(GitError):
+    """This git cannot write a merge tree (``merge-tree --write-tree`` came in git 2.38)."""
 
 
 def _batch_safe(path: str) -> bool:

@@ -26,6 +26,7 @@ GATES: dict[str, str | None] = {
     "spec": "tools.gates.spec",
     "links": "tools.gates.links",
     "ledger": "tools.gates.ledger",
+    "merges": "tools.gates.merges",
 }
 
 
