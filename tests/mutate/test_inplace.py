@@ -25,7 +25,6 @@ from tests.mutate.conftest import (
 ARMS = [
     {"name": "control"},
     {"name": "B", "replace": {"path": "src/calc.py", "old": "a + b", "new": "a - b"}},
-    {"name": "G", "revert": {"path": "src/new.py", "to": "HEAD"}},  # absent: nothing to do
 ]
 
 
@@ -87,14 +86,13 @@ def test_dirty_affected_files_are_refused(repo: Repo) -> None:
     repo.git("add", "src/calc.py")
     _usage(repo.tools("mutate", "run", plan, "--in-place"), "not clean")
     repo.git("reset", "-q", "--hard")
-    # An untracked file where a revert would write is refused as well.
-    plan = write_plan(
-        repo,
-        {
-            "test": "true",
-            "arms": [{"name": "X", "revert": {"path": "src/new.py", "to": "HEAD"}}],
-        },
+    # An untracked file where a patch would write is refused as well.
+    repo.write(
+        "specs/new.diff",
+        "diff --git a/src/new.py b/src/new.py\nnew file mode 100644\n"
+        "--- /dev/null\n+++ b/src/new.py\n@@ -0,0 +1 @@\n+X = 1\n",
     )
+    plan = write_plan(repo, {"test": "true", "arms": [{"name": "X", "patch": "specs/new.diff"}]})
     repo.write("src/new.py", "mine\n")
     _usage(repo.tools("mutate", "run", plan, "--in-place"), "src/new.py")
     assert (repo.path / "src/new.py").read_text() == "mine\n"

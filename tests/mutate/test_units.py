@@ -64,7 +64,16 @@ def test_anchor_and_unanchor() -> None:
 
 
 def test_failures() -> None:
-    assert records.failures([_payload("a", "FLAKY"), _payload("b", "NOT-APPLIED")]) == []
+    assert records.failures([_payload("a", "FLAKY")]) == []
+    # NOT-APPLIED fails the run unless the plan expects it: the arm tested nothing it names.
+    assert records.failures([_payload("b", "NOT-APPLIED")]) == ["arm b: NOT-APPLIED"]
+    assert records.failures([_payload("b", "NOT-APPLIED", expect="NOT-APPLIED")]) == []
+    # The machine verdicts count like NO-BUILD: no failure alone, an expect on them unmet.
+    for verdict in ("NO-BUILD", "KILLED", "EMPTY", "STALE", "NO-QUIET-WINDOW", "ENV-FAULT"):
+        assert records.failures([_payload("b", verdict)]) == []
+        assert records.failures([_payload("b", verdict, expect="RED")]) == [
+            f"arm b: expected RED, got {verdict}"
+        ]
     assert records.failures([_payload("a", "ERROR", reason="x")]) == ["arm a: ERROR (x)"]
     assert records.failures([_payload("a", "TIMEOUT")]) == ["arm a: TIMEOUT"]
     assert records.failures([_payload("a", "TIMEOUT", expect="TIMEOUT")]) == []

@@ -70,6 +70,8 @@ def _render(git: Git, spec: str, record: dict[str, Any], lookup: Any) -> str | N
 
 
 def _applied(p: dict[str, Any]) -> str:
+    if p["applied"] is None:
+        return "—"
     if not p["applied"]:
         return "no"
     added = sum(n["added"] for n in p["numstat"])
@@ -88,6 +90,8 @@ def _arm_lines(records: list[dict[str, Any]]) -> list[str]:
         if r.get("expect"):
             met = "met" if r["expect"] == r["verdict"] else "UNMET"
             note.append(f"expect {r['expect']}: {met}")
+        if r.get("signal") and r["signal"] not in str(r.get("reason") or ""):
+            note.append(f"signal {r['signal']}")
         if r.get("reason"):
             note.append(str(r["reason"]))
         restored = {True: "yes", False: "NO", None: "—"}[r["restored"]]
@@ -214,11 +218,20 @@ def register(app: typer.Typer) -> None:
                         progress=progress,
                     )
         except (KeyboardInterrupt, Interrupted) as exc:
+            stopped = progress.interrupted()
             progress.close()
             where = "the working tree restored" if in_place else "every worktree removed"
-            raise _interrupted(exc, f"{where}; nothing recorded") from None
+            arms_said = f"arm(s) {', '.join(stopped)} interrupted; " if stopped else ""
+            raise _interrupted(exc, f"{arms_said}{where}; nothing recorded") from None
         progress.close()
-        rec.anchor(payloads, plan.control.name if plan.control else None)
+        control = plan.control.name if plan.control else None
+        ctrl = next((p for p in payloads if p["arm"] == control), None)
+        if ctrl is None and plan.artifacts:
+            from tools.mutate.receipts import ledger_control
+
+            ctrl = ledger_control(plan, _ledger_path(git, opts)[0])
+        rec.judge_stale(payloads, ctrl)
+        rec.anchor(payloads, control)
         records = [ledger.make_record("mutation-arm", p) for p in rec.in_plan_order(plan, payloads)]
         failures = rec.failures(records)
         mode = "in place" if in_place else f"worktrees, -j {jobs}"
