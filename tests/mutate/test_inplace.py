@@ -187,3 +187,32 @@ def test_sigint_during_an_in_place_arm_restores_at_once(repo: Repo, tmp_path: Pa
     except (ProcessLookupError, OSError):
         alive = False
     assert not alive
+
+
+def test_recover_finishes_a_pending_restore_and_says_so(repo: Repo, tmp_path: Path) -> None:
+    nothing = run_tools(repo, "mutate", "recover")
+    assert nothing.returncode == 0 and nothing.stdout == "nothing pending\n", nothing.stderr
+    plan, marker, before, proc = _start_in_place_arm(repo, tmp_path)
+    shell = int(_wait_for(marker))
+    # While the run lives it holds the lock: recover leaves its files alone and says why.
+    busy = run_tools(repo, "mutate", "recover")
+    assert busy.returncode == 1 and "still in progress" in busy.stderr
+    assert "a - b" in (repo.path / "src/calc.py").read_text()
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate(timeout=30)
+    try:
+        os.killpg(shell, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    assert fingerprint(repo) != before
+    from tools.mutate.inplace import pending_paths
+
+    assert pending_paths(repo.path / ".git" / "tools") == ["src/calc.py"]
+    done = run_tools(repo, "mutate", "recover")
+    assert done.returncode == 0, done.stderr
+    assert "completed a pending in-place restore" in done.stdout
+    assert "sha256 verified" in done.stdout and "restored: src/calc.py" in done.stdout
+    assert fingerprint(repo) == before
+    assert pending_paths(repo.path / ".git" / "tools") is None
+    again = run_tools(repo, "--format", "json", "mutate", "recover")
+    assert again.returncode == 0 and json.loads(again.stdout) == {"pending": False, "restored": []}

@@ -1,4 +1,4 @@
-"""``tools mutate run|matrix|collect`` and ``tools attribute`` (SPEC §6).
+"""``tools mutate run|matrix|collect|recover`` and ``tools attribute`` (SPEC §6).
 
 Exit codes: 0 every arm completed and every ``expect`` met (FLAKY alone is no error); 1 an
 ``expect`` unmet, an arm ERROR or UNANCHORED, an unexpected TIMEOUT, a restore that did not
@@ -132,6 +132,13 @@ def _finish(
         lines.append("result: " + ("FAIL" if code else "ok"))
         emit("\n".join(lines) + "\n")
     raise typer.Exit(code)
+
+
+def _said(opts: Options, payload: dict[str, Any], lines: list[str]) -> None:
+    if opts.fmt == "json":
+        emit(json.dumps(payload, ensure_ascii=False, indent=1) + "\n")
+    else:
+        emit("\n".join(lines) + "\n")
 
 
 def _progress(opts: Options) -> Any:
@@ -328,6 +335,32 @@ def register(app: typer.Typer) -> None:
             {"run": got.run, "arms": got.arms},
             render_failed=render_failed,
         )
+
+    @mutate.command("recover")
+    @command()
+    def mutate_recover(opts: Options) -> None:
+        """Finish a pending in-place restore (left by a run that died mid-arm) and say what
+        it did; "nothing pending" when there is none."""
+        from tools.git import Git
+        from tools.mutate import inplace
+
+        git = Git(opts.repo)
+        tools_dir = git.tools_dir()
+        pending = inplace.pending_paths(tools_dir)
+        if pending is None:
+            _said(opts, {"pending": False, "restored": []}, ["nothing pending"])
+            return
+        notices = inplace.recover(git.root, tools_dir)
+        if not notices:
+            # A live in-place run holds the lock: its files are its own to restore.
+            emit(
+                "error: an --in-place run is still in progress in this tree (it holds the "
+                f"lock); it restores {', '.join(pending) or 'its files'} itself\n",
+                err=True,
+            )
+            raise typer.Exit(EXIT_FAIL)
+        lines = [*notices, *(f"restored: {path}" for path in pending)]
+        _said(opts, {"pending": True, "restored": pending, "notices": notices}, lines)
 
     app.add_typer(mutate, name="mutate")
 
