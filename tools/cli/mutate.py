@@ -384,6 +384,25 @@ def register(app: typer.Typer) -> None:
         timeout: Annotated[
             float, typer.Option("--timeout", min=0.001, help="Seconds per build or test step.")
         ] = 1800.0,
+        artifacts: Annotated[
+            list[str] | None,
+            typer.Option(
+                "--artifact",
+                help="A build output hashed per step; unchanged from another commit's: STALE.",
+            ),
+        ] = None,
+        empty_when: Annotated[
+            str | None,
+            typer.Option("--empty-when", help="Regex: a passing test matching it ran nothing."),
+        ] = None,
+        max_load: Annotated[
+            float | None,
+            typer.Option("--max-load", help="Start a step only at this 1-minute load per CPU."),
+        ] = None,
+        quiet_wait: Annotated[
+            float,
+            typer.Option("--quiet-wait", min=0, help="Seconds a step waits for --max-load."),
+        ] = 0.0,
     ) -> None:
         """Bisect good..bad in a worktree (a build failure is a skip), then prove the first bad
         commit both ways at bad: reverting its paths turns the test green, restoring them red."""
@@ -393,7 +412,20 @@ def register(app: typer.Typer) -> None:
         from tools.mutate.proc import Interrupted, interrupts
 
         git = _prelude(opts)
-        job = attr.prepare(git, good=good, bad=bad, test=test, build=build, paths=paths, spec=spec)
+        from tools.mutate.plan import Quiet
+
+        job = attr.prepare(
+            git,
+            good=good,
+            bad=bad,
+            test=test,
+            build=build,
+            paths=paths,
+            spec=spec,
+            artifacts=artifacts,
+            empty_when=empty_when,
+            quiet=None if max_load is None else Quiet(max_load, quiet_wait),
+        )
         ledger_path, ledger_rel = _ledger_path(git, opts)
 
         def progress(line: str) -> None:

@@ -151,7 +151,7 @@ def _rounded(seconds: float) -> float:
     return round(seconds, 3)
 
 
-def _artifacts(tree: Path, paths: list[str]) -> list[dict[str, Any]]:
+def hash_artifacts(tree: Path, paths: list[str]) -> list[dict[str, Any]]:
     """sha256 of each artifact (null: missing, or not a regular file)."""
     import hashlib
 
@@ -292,7 +292,7 @@ def execute_arm(
                 sig = f" ({step.signal})" if step.signal else ""
                 verdict, reason = "NO-BUILD", f"the build exited {step.rc}{sig}"
         if verdict is None and plan.artifacts:
-            artifacts = _artifacts(tree, plan.artifacts)
+            artifacts = hash_artifacts(tree, plan.artifacts)
             missing = [a["path"] for a in artifacts if a["sha256"] is None]
             if missing:
                 after_what = "after the build exited 0" if plan.build else "(no build command)"
