@@ -49,9 +49,9 @@ def judge_stale(payloads: list[dict[str, Any]], control: dict[str, Any] | None) 
             continue
         where = f" (record {str(ref)[:12]})" if ref else ""
         why = (
-            f"its artifacts ({', '.join(sorted(mine))}) are byte-identical to the control arm "
-            f"{control.get('arm')}'s{where}: the test ran without the mutation, its "
-            f"{observed} proves nothing"
+            f"its artifacts ({', '.join(sorted(mine))}) are byte-identical to those of the "
+            f"control arm {control.get('arm')!r}{where}: the test ran without the mutation, "
+            f"its {observed} proves nothing"
         )
         p["tested"] = observed
         p["observed"] = p["verdict"] = "STALE"
