@@ -1,9 +1,10 @@
 """``tools mutate run|matrix|collect|recover`` and ``tools attribute`` (SPEC §6).
 
-Exit codes: 0 every arm completed and every ``expect`` met (FLAKY alone is no error); 1 an
-``expect`` unmet, an arm ERROR or UNANCHORED, an unexpected TIMEOUT, a restore that did not
-verify, or a table that could not be rendered; 2 a bad plan or argument; 130 / 143 when
-interrupted (every worktree removed, the working tree restored, nothing recorded).
+Exit codes: 0 every arm completed and every ``expect`` met (FLAKY alone is no error, nor are
+NO-BUILD, KILLED, EMPTY, STALE, NO-QUIET-WINDOW and ENV-FAULT without an ``expect``); 1 an
+``expect`` unmet, an arm ERROR or UNANCHORED, an unexpected TIMEOUT or NOT-APPLIED, a restore
+that did not verify, or a table that could not be rendered; 2 a bad plan or argument; 130 /
+143 when interrupted (every worktree removed, the working tree restored, nothing recorded).
 Everything heavy loads inside the commands.
 """
 
