@@ -119,6 +119,19 @@ def test_signals_by_name() -> None:
     assert kill.verdict == "KILLED"
     segv = vd.judge_step("test", rc=139, signal="SIGSEGV", tail="", command="x", test=True)
     assert segv.verdict is None  # the exit code decides: RED
+    for sig in ("SIGABRT", "SIGBUS", "SIGFPE", "SIGILL"):
+        crash = vd.judge_step("test", rc=1, signal=sig, tail="", command="x", test=True)
+        assert crash.verdict is None
+    # A supervisor's SIGTERM, and a build the OOM killer ended, prove nothing either.
+    term = vd.judge_step("test", rc=143, signal="SIGTERM", tail="", command="x", test=True)
+    assert term.verdict == "KILLED"
+    build = vd.judge_step("build", rc=137, signal="SIGKILL", tail="", command="x", test=False)
+    assert build.verdict == "KILLED" and "build" in (build.reason or "")
+    # A kill signal wins over a fault line; a fault line wins over "ran nothing".
+    both = vd.judge_step(
+        "test", rc=137, signal="SIGKILL", tail="Out of memory\n", command="x", test=True
+    )
+    assert both.verdict == "KILLED"
 
 
 def test_the_quiet_wait_counts_down_on_a_fake_clock(monkeypatch: pytest.MonkeyPatch) -> None:
