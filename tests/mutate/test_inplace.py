@@ -216,3 +216,39 @@ def test_recover_finishes_a_pending_restore_and_says_so(repo: Repo, tmp_path: Pa
     assert pending_paths(repo.path / ".git" / "tools") is None
     again = run_tools(repo, "--format", "json", "mutate", "recover")
     assert again.returncode == 0 and json.loads(again.stdout) == {"pending": False, "restored": []}
+
+
+def test_in_place_machine_verdicts_restore_the_tree(repo: Repo) -> None:
+    py_project(repo)
+    # A failing test's wrapper reports a full disk; a killed one passes its status on.
+    test = (
+        f"{PY_TEST_CMD}; rc=$?; [ $rc -eq 1 ] && echo 'saving the log: No space left on device'; "
+        "exit $rc"
+    )
+    plan = write_plan(
+        repo,
+        {
+            "test": test,
+            "arms": [
+                {"name": "control"},
+                {"name": "B", "replace": {"path": "src/calc.py", "old": "a + b", "new": "a - b"}},
+                {
+                    "name": "K",
+                    "replace": {
+                        "path": "src/calc.py",
+                        "old": "a + b",
+                        "new": "__import__('os').kill(__import__('os').getpid(), 9)",
+                    },
+                },
+            ],
+            "expect": {"control": "GREEN", "B": "ENV-FAULT", "K": "KILLED"},
+        },
+    )
+    before = fingerprint(repo)
+    run = repo.tools("--format", "json", "mutate", "run", plan, "--in-place")
+    assert run.exit_code == 0, run.stdout + run.stderr
+    arms = {r["arm"]: r for r in json.loads(run.stdout)["arms"]}
+    assert arms["B"]["matched"]["by"] == "no-space" and arms["B"]["restored"] is True
+    assert arms["K"]["signal"] == "SIGKILL" and arms["K"]["restored"] is True
+    assert fingerprint(repo, skip=(LEDGER,)) == {k: v for k, v in before.items() if k != LEDGER}
+    assert not (repo.path / ".git/tools/mutate/inplace/record.json").exists()
