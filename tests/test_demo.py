@@ -34,6 +34,11 @@ def test_demo_runs_the_tour_and_leaves_nothing_behind(private_tmp: Path) -> None
     assert "info[ratchet-exempt] src/ops.c:11" in run.stdout
     if HAVE_CC:
         assert "ATTRIBUTED" in run.stdout and "| add-subtracts |" in run.stdout
+        # The arm outside the test binary is STALE, not a GREEN the test never judged.
+        (docs_row,) = [
+            ln for ln in run.stdout.splitlines() if ln.strip().startswith("| docs-only |")
+        ]
+        assert "| STALE |" in docs_row and "| artifacts |" in run.stdout
     assert list(private_tmp.iterdir()) == []  # the repository and every worktree are gone
 
 

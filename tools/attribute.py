@@ -16,13 +16,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tools.errors import UsageError
 from tools.git import GitError, decode, run_git
 from tools.mutate import apply as ap
+from tools.mutate import verdicts as vd
+from tools.mutate.plan import Quiet
 from tools.mutate.proc import Registry, StepResult, run_step
 
 if TYPE_CHECKING:
@@ -40,6 +42,9 @@ class Job:
     build: str | None
     paths: list[str] | None
     spec: str | None
+    artifacts: list[str] = field(default_factory=list)
+    empty_when: re.Pattern[str] | None = None
+    quiet: Quiet | None = None
 
 
 def prepare(
@@ -51,6 +56,9 @@ def prepare(
     build: str | None,
     paths: list[str] | None,
     spec: str | None,
+    artifacts: list[str] | None = None,
+    empty_when: str | None = None,
+    quiet: Quiet | None = None,
 ) -> Job:
     """Resolve and check the arguments (UsageError, exit 2, for any that cannot be judged)."""
     from tools.config import is_repo_relative
@@ -83,11 +91,37 @@ def prepare(
             raise UsageError(f"{spec!r} is not inside the repository", where="--spec")
         if not check_inside(git.root, spec, "--spec").is_file():
             raise UsageError(f"spec {spec!r} not found", where="--spec")
-    return Job(shas["--good"], shas["--bad"], test, build or None, paths or None, spec)
+    for path in artifacts or []:
+        if not is_repo_relative(path):
+            raise UsageError(
+                f"{path!r} is not inside the repository",
+                where="--artifact",
+                expected="a repo-relative path",
+            )
+        check_inside(git.root, path, "--artifact")
+    pattern = None
+    if empty_when is not None:
+        try:
+            pattern = re.compile(empty_when, re.MULTILINE)
+        except re.error as exc:
+            raise UsageError(f"not a regular expression: {exc}", where="--empty-when") from None
+    return Job(
+        shas["--good"],
+        shas["--bad"],
+        test,
+        build or None,
+        paths or None,
+        spec,
+        list(artifacts or []),
+        pattern,
+        quiet,
+    )
 
 
 def _label(step_build: StepResult | None, step_test: StepResult | None) -> str:
-    """good | bad | skip | abort, by the ``git bisect run`` protocol."""
+    """good | bad | skip | abort, by the ``git bisect run`` protocol (exit codes only; the
+    machine verdicts are decided by :meth:`_Runner.step`). A crash signal is a real failure:
+    bad."""
     if step_build is not None and (step_build.timed_out or step_build.rc != 0):
         return "skip"
     assert step_test is not None
@@ -97,12 +131,23 @@ def _label(step_build: StepResult | None, step_test: StepResult | None) -> str:
     assert rc is not None
     if rc == 0:
         return "good"
-    return "bad" if 1 <= rc <= 127 else "abort"
+    if 1 <= rc <= 127 or step_test.signal in vd.CRASH_SIGNALS:
+        return "bad"
+    return "abort"
+
+
+def _artifacts(tree: Path, paths: list[str]) -> list[dict[str, Any]]:
+    from tools.mutate.runner import hash_artifacts
+
+    return hash_artifacts(tree, paths)
 
 
 class _Runner:
     def __init__(self, job: Job, tree: Path, timeout: float, registry: Registry):
         self.job, self.tree, self.timeout, self.registry = job, tree, timeout, registry
+        # The artifacts of the step before, and its commit: a build that left them as they
+        # were at another commit did not rebuild (STALE).
+        self.last: tuple[str, list[dict[str, Any]]] | None = None
 
     def build(self) -> StepResult | None:
         if not self.job.build:
@@ -112,18 +157,85 @@ class _Runner:
     def test(self) -> StepResult:
         return run_step(self.job.test, self.tree, timeout=self.timeout, registry=self.registry)
 
+    def quiet(self) -> dict[str, Any] | None:
+        from tools.mutate.conditions import wait_quiet
+
+        q = self.job.quiet
+        if q is None:
+            return None
+        return wait_quiet(
+            q.max_load,
+            q.wait_s,
+            tick=lambda left, load: None,
+            cancelled=self.registry.cancelled.is_set,
+        )
+
     def step(self) -> tuple[str, dict[str, Any]]:
-        b = self.build()
-        t = None if b is not None and (b.timed_out or b.rc != 0) else self.test()
-        label = _label(b, t)
+        """Build and test at the tree's commit: the label and the step's record. A step
+        that is KILLED, EMPTY, STALE, ENV-FAULT or NO-QUIET-WINDOW is a skip (125)."""
         head = decode(run_git(self.tree, "rev-parse", "HEAD")[1]).strip()
-        return label, {
+        info: dict[str, Any] = {
             "commit": head,
-            "label": label,
-            "compile_rc": None if b is None else b.rc,
-            "run_rc": None if t is None else t.rc,
-            "timed_out": bool((b and b.timed_out) or (t and t.timed_out)),
+            "label": "skip",
+            "compile_rc": None,
+            "run_rc": None,
+            "timed_out": False,
+            "verdict": None,
+            "signal": None,
         }
+        quiet = self.quiet()
+        if quiet is not None:
+            info["quiet"] = quiet
+            self.registry.check()
+            if not quiet["quiet"]:
+                info["verdict"] = "NO-QUIET-WINDOW"
+                return "skip", info
+        b = self.build()
+        if b is not None:
+            info["compile_rc"], info["signal"] = b.rc, b.signal
+            info["timed_out"] = b.timed_out
+            if b.timed_out or b.rc != 0:
+                judged = vd.judge_step(
+                    "build", rc=b.rc, signal=b.signal, tail=b.tail, command="", test=False
+                )
+                info["verdict"] = judged.verdict or ("TIMEOUT" if b.timed_out else "NO-BUILD")
+                if judged.match:
+                    info["matched"] = judged.match.record()
+                return "skip", info
+        if self.job.artifacts:
+            arts = _artifacts(self.tree, self.job.artifacts)
+            info["artifacts"] = arts
+            last, self.last = self.last, (head, arts)
+            if any(a["sha256"] is None for a in arts):
+                info["verdict"] = "NO-BUILD"
+                return "skip", info
+            if last is not None and last[0] != head and last[1] == arts:
+                info["verdict"] = "STALE"
+                info["stale_of"] = last[0]
+                return "skip", info
+        t = self.test()
+        info["run_rc"], info["timed_out"] = t.rc, t.timed_out
+        info["signal"] = info["signal"] or t.signal
+        if t.timed_out:
+            info["verdict"] = "TIMEOUT"
+            return "skip", info
+        judged = vd.judge_step(
+            "test",
+            rc=t.rc,
+            signal=t.signal,
+            tail=t.tail,
+            command=self.job.test,
+            empty_when=self.job.empty_when,
+            test=True,
+        )
+        if judged.verdict is not None:
+            info["verdict"] = judged.verdict
+            if judged.match:
+                info["matched"] = judged.match.record()
+            return "skip", info
+        label = _label(b, t)
+        info["label"] = label
+        return label, info
 
 
 def _checkout(tree: Path, sha: str) -> None:
@@ -157,7 +269,8 @@ def _bisect(
             raise GitError(f"git bisect: {decode(err).strip()}")
         label, info = runner.step()
         steps.append(info)
-        note(f"bisect: {info['commit'][:12]} is {label}")
+        said = f" ({info['verdict']})" if info.get("verdict") else ""
+        note(f"bisect: {info['commit'][:12]} is {label}{said}")
         if label == "abort":
             return (
                 None,
@@ -216,6 +329,14 @@ def judge(
     if not changed:
         return "NOT-ATTRIBUTED", f"reverting {c}'s changes changed no file at bad"
     reasons = []
+    for name, leg in (("revert", revert), ("restore", restore)):
+        if leg.get("verdict") in vd.MACHINE:
+            reasons.append(
+                f"{name} direction proves nothing: it is {leg['verdict']}"
+                + (f" ({leg['signal']})" if leg.get("signal") else "")
+            )
+    if reasons:
+        return "NOT-ATTRIBUTED", "; ".join(reasons)
     if revert.get("compile_rc") not in (None, 0):
         reasons.append(
             f"revert direction failed: the build fails with {c} reverted "
@@ -244,13 +365,32 @@ def judge(
 
 
 def _phase(runner: _Runner) -> dict[str, Any]:
+    """Build and test one direction of the proof; ``verdict`` names a machine verdict
+    (KILLED, EMPTY, ENV-FAULT) that makes this direction prove nothing."""
     b = runner.build()
     t = None if b is not None and (b.timed_out or b.rc != 0) else runner.test()
-    return {
+    out: dict[str, Any] = {
         "compile_rc": None if b is None else b.rc,
         "run_rc": None if t is None else t.rc,
         "tail": (t.tail if t is not None else b.tail if b is not None else ""),
+        "verdict": None,
+        "signal": (t.signal if t is not None else b.signal if b is not None else None),
     }
+    step = t if t is not None else b
+    if step is not None and not step.timed_out:
+        judged = vd.judge_step(
+            "test" if t is not None else "build",
+            rc=step.rc,
+            signal=step.signal,
+            tail=step.tail,
+            command=runner.job.test,
+            empty_when=runner.job.empty_when,
+            test=t is not None,
+        )
+        out["verdict"] = judged.verdict
+    if runner.job.artifacts and (b is None or b.rc == 0):
+        out["artifacts"] = _artifacts(runner.tree, runner.job.artifacts)
+    return out
 
 
 def run(job: Job, git: Git, *, timeout: float, note: Callable[[str], None]) -> dict[str, Any]:
@@ -285,7 +425,8 @@ def run(job: Job, git: Git, *, timeout: float, note: Callable[[str], None]) -> d
             label, info = runner.step()
             info["check"] = want
             steps.append(info)
-            note(f"check: {sha[:12]} ({want}) is {label}")
+            said = f" ({info['verdict']})" if info.get("verdict") else ""
+            note(f"check: {sha[:12]} ({want}) is {label}{said}")
             if label != want:
                 payload["reason"] = _precheck_reason(want, info)
                 return payload
@@ -305,6 +446,10 @@ def run(job: Job, git: Git, *, timeout: float, note: Callable[[str], None]) -> d
         reverted = {p: ap.read_state(tree, p) for p in paths}
         changed = any(reverted[p].data != before[p].data for p in paths)
         revert = _phase(runner) if changed else {"compile_rc": None, "run_rc": None, "tail": ""}
+        at_bad = next((st.get("artifacts") for st in steps if st.get("check") == "bad"), None)
+        if changed and at_bad and revert.get("artifacts") == at_bad:
+            # The build did not pick the revert up: the test ran bad's binaries again.
+            revert["verdict"] = "STALE"
         after_revert = {p: ap.read_state(tree, p) for p in paths}
         note(f"revert: run_rc {revert['run_rc']}")
         for p in paths:
@@ -335,6 +480,9 @@ def run(job: Job, git: Git, *, timeout: float, note: Callable[[str], None]) -> d
 
 def _precheck_reason(want: str, info: dict[str, Any]) -> str:
     at = info["commit"][:12]
+    verdict = info.get("verdict")
+    if verdict in vd.MACHINE:
+        return f"the {want} check at {at} is {verdict}, which proves nothing" + _detail(info)
     if info["compile_rc"] not in (None, 0):
         return f"the build fails at {want} {at} (compile_rc {info['compile_rc']})"
     if info["timed_out"]:
@@ -342,6 +490,16 @@ def _precheck_reason(want: str, info: dict[str, Any]) -> str:
     if want == "good":
         return f"the test does not pass at good {at} (run_rc {info['run_rc']})"
     return f"the test does not fail at bad {at} (run_rc {info['run_rc']})"
+
+
+def _detail(info: dict[str, Any]) -> str:
+    if info.get("matched"):
+        return f" ({info['matched']['line']})"
+    if info.get("signal"):
+        return f" ({info['signal']})"
+    if info.get("stale_of"):
+        return f" (its artifacts are those of {info['stale_of'][:12]})"
+    return ""
 
 
 def describe(payload: dict[str, Any]) -> list[str]:

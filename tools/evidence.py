@@ -48,6 +48,18 @@ RUN_HEADER = (
     "verdict",
     "restored",
 )
+# Run records with ``table_format`` 2 (SPEC §6, "Evidence columns"); records without it keep
+# RUN_HEADER, so tables rendered before re-render byte for byte.
+RUN_HEADER_2 = (
+    "arm",
+    "mutation",
+    "applied",
+    f"sha256 before {ARROW} mutated {ARROW} after",
+    "compile_rc",
+    "run_rc",
+    "verdict",
+    "restored",
+)
 ATTRIBUTION_HEADER = (
     "first bad",
     "paths",
@@ -235,6 +247,95 @@ def _targets_cell(targets: list[dict[str, Any]]) -> str:
     return "<br>".join(parts)
 
 
+def _sha_or_absent(sha: Any) -> str:
+    return "absent" if sha is None else str(sha)[:12]
+
+
+def _targets_cell_3(targets: list[dict[str, Any]]) -> str:
+    """Each target's sha256 before, mutated and after (the restore proof around the
+    mutated content)."""
+    if not targets:
+        return NONE_CELL
+    return "<br>".join(
+        f"{code(str(t.get('path')))} {_sha_or_absent(t.get('sha256_before'))} {ARROW} "
+        f"{_sha_or_absent(t.get('sha256_mutated'))} {ARROW} "
+        f"{_sha_or_absent(t.get('sha256_after'))}"
+        for t in targets
+    )
+
+
+def _artifacts_cell(arm: dict[str, Any]) -> str:
+    arts = arm.get("artifacts")
+    if not isinstance(arts, list) or not arts:
+        return NONE_CELL
+    parts = []
+    for a in arts:
+        if not isinstance(a, dict):
+            continue
+        sha = a.get("sha256")
+        parts.append(f"{code(str(a.get('path')))} {'missing' if sha is None else str(sha)[:12]}")
+    return "<br>".join(parts) or NONE_CELL
+
+
+def _gib(n: Any) -> str:
+    return f"{n / 2**30:.1f} GiB"
+
+
+def _conditions_line(arms: list[dict[str, Any]]) -> str | None:
+    """One line over the arms' recorded conditions: CPUs, the highest load averages and the
+    lowest available memory and free disk at start and end, the tool versions; None when no
+    arm recorded any."""
+    conds = [a["conditions"] for a in arms if isinstance(a.get("conditions"), dict)]
+    if not conds:
+        return None
+    parts = []
+    cpus = sorted({c["cpus"] for c in conds if isinstance(c.get("cpus"), int)})
+    if cpus:
+        n = str(cpus[0]) if len(cpus) == 1 else f"{cpus[0]}–{cpus[-1]}"
+        parts.append(f"{n} CPU{'s' if cpus[-1] != 1 else ''}")
+
+    def moments(key: str) -> list[dict[str, Any]]:
+        return [c[key] for c in conds if isinstance(c.get(key), dict)]
+
+    loads = []
+    for when in ("start", "end"):
+        rows = [m["load"] for m in moments(when) if isinstance(m.get("load"), list)]
+        rows = [r for r in rows if len(r) == 3 and all(isinstance(x, int | float) for x in r)]
+        if rows:
+            top = "/".join(f"{max(r[i] for r in rows):.2f}" for i in range(3))
+            loads.append(f"{top} at {when}")
+    if loads:
+        scope = ", the highest of the arms" if len(conds) > 1 else ""
+        parts.append(f"load average (1/5/15 min{scope}) " + ", ".join(loads))
+    mems = []
+    for when in ("start", "end"):
+        vals = [
+            m["mem_available"] for m in moments(when) if isinstance(m.get("mem_available"), int)
+        ]
+        if vals:
+            mems.append(f"{_gib(min(vals))} at {when}")
+    scope = " (the lowest of the arms)" if len(conds) > 1 else ""
+    if mems:
+        parts.append(f"available memory{scope} " + ", ".join(mems))
+    disks = [c["disk_free"] for c in conds if isinstance(c.get("disk_free"), int)]
+    if disks:
+        parts.append(f"free disk{scope} {_gib(min(disks))}")
+    seen: dict[str, list[str]] = {}
+    for c in conds:
+        for v in c.get("versions") or []:
+            if not isinstance(v, dict):
+                continue
+            out = str(v.get("output") or "").strip().split("\n", 1)[0].strip()
+            if v.get("rc") not in (0, None) and not out:
+                out = f"exit {v.get('rc')}"
+            said = seen.setdefault(str(v.get("command")), [])
+            if out not in said:
+                said.append(out)
+    for command, outs in seen.items():
+        parts.append(f"{code(command)}: " + " / ".join(outs or [NONE_CELL]))
+    return "Conditions: " + "; ".join(parts) + "."
+
+
 def _applied(arm: dict[str, Any]) -> str:
     applied = arm.get("applied")
     if applied is None:
@@ -356,13 +457,16 @@ def _run_table(record: dict[str, Any], lookup: Lookup, where: str) -> list[str]:
     overlay = record.get("overlay") or []
     if not isinstance(overlay, list):
         raise UsageError("field `overlay` is not a list", where=_where(where, record))
-    columns = list(RUN_HEADER)
+    fmt = record.get("table_format")
+    if fmt not in (None, 2):
+        raise UsageError(f"table_format {fmt!r} is not one this version renders", where=where)
+    columns = list(RUN_HEADER if fmt is None else RUN_HEADER_2)
     if overlay:
         columns.insert(2, "overlay")
         overlay_cell = "; ".join(
             describe_mutation(e) if isinstance(e, dict) else str(e) for e in overlay
         )
-    lines = _header(columns)
+    arms = []
     for arm_id in arm_ids:
         arm = lookup(arm_id) if isinstance(arm_id, str) else None
         if arm is None:
@@ -376,20 +480,37 @@ def _run_table(record: dict[str, Any], lookup: Lookup, where: str) -> list[str]:
                 where=_where(where, record),
             )
         _check_arm(arm, where)
+        arms.append(arm)
+    with_signal = fmt is not None and any(a.get("signal") for a in arms)
+    with_artifacts = fmt is not None and any(a.get("artifacts") for a in arms)
+    if with_artifacts:
+        columns.insert(columns.index(RUN_HEADER_2[3]) + 1, "artifacts")
+    if with_signal:
+        columns.insert(columns.index("run_rc") + 1, "signal")
+    lines = _header(columns)
+    for arm in arms:
         name = arm["arm"]
         verdict = verdicts.get(name, arm["verdict"])  # the run's word wins (UNANCHORED)
         cells = [name, arm["mutation"]]
         if overlay:
             cells.append(overlay_cell)
-        cells += [
-            _applied(arm),
-            _targets_cell(arm["targets"]),
-            _rc(arm["compile_rc"]),
-            _run_rc(arm),
-            str(verdict),
-            _yes_no(arm["restored"]),
-        ]
+        cells.append(_applied(arm))
+        if fmt is None:
+            cells.append(_targets_cell(arm["targets"]))
+        else:
+            cells.append(_targets_cell_3(arm["targets"]))
+        if with_artifacts:
+            cells.append(_artifacts_cell(arm))
+        cells += [_rc(arm["compile_rc"]), _run_rc(arm)]
+        if with_signal:
+            cells.append(str(arm.get("signal") or NONE_CELL))
+        cells += [str(verdict), _yes_no(arm["restored"])]
         lines.append(_row(cells))
+    if fmt is not None:
+        conditions = _conditions_line(arms)
+        if conditions:
+            # A blank line first: a line right under a table would render as one more row.
+            lines += ["", " ".join(conditions.splitlines())]
     return lines
 
 

@@ -144,7 +144,7 @@ ARM_FIELDS = {
     "mutations": list,
     "overlay": list,
     "targets": list,
-    "applied": bool,
+    "applied": (bool, type(None)),
     "numstat": list,
     "build": (str, type(None)),
     "test": str,
@@ -154,6 +154,11 @@ ARM_FIELDS = {
     "verdict": str,
     "expect": (str, type(None)),
     "restored": (bool, type(None)),
+    "signal": (str, type(None)),
+    "matched": (dict, type(None)),
+    "artifacts": (list, type(None)),
+    "quiet": (dict, type(None)),
+    "conditions": (dict, type(None)),
 }
 RUN_FIELDS = {
     "plan": str,
@@ -165,6 +170,24 @@ RUN_FIELDS = {
     "overlay": list,
 }
 VERDICTS = {"GREEN", "RED", "NO-BUILD", "NOT-APPLIED", "TIMEOUT", "ERROR", "FLAKY", "UNANCHORED"}
+VERDICTS |= {"KILLED", "EMPTY", "STALE", "NO-QUIET-WINDOW", "ENV-FAULT"}
+SIGNALS = {"SIGKILL", "SIGTERM", "SIGSEGV", "SIGABRT", "SIGBUS", "SIGFPE", "SIGILL", "SIGINT"}
+
+
+def _check_conditions(c: dict[str, Any]) -> None:
+    assert set(c) >= {"cpus", "start", "end", "disk_free", "versions"}, c
+    assert isinstance(c["cpus"], int) and c["cpus"] >= 1
+    assert c["disk_free"] is None or isinstance(c["disk_free"], int)
+    for when in ("start", "end"):
+        m = c[when]
+        assert set(m) == {"load", "mem_available"}, m
+        assert m["load"] is None or (
+            len(m["load"]) == 3 and all(isinstance(x, (int, float)) for x in m["load"])
+        )
+        assert m["mem_available"] is None or isinstance(m["mem_available"], int)
+    for v in c["versions"]:
+        assert set(v) == {"command", "rc", "output"}
+        assert isinstance(v["command"], str) and isinstance(v["output"], str)
 
 
 def check_arm_record(r: dict[str, Any]) -> None:
@@ -187,6 +210,24 @@ def check_arm_record(r: dict[str, Any]) -> None:
     assert all(isinstance(x, int) for x in r["run_rcs"])
     if r["run_rcs"]:
         assert r["run_rc"] == r["run_rcs"][0]
+    assert r["signal"] is None or r["signal"] in SIGNALS
+    if r["matched"] is not None:
+        assert set(r["matched"]) == {"by", "line"}
+    for a in r["artifacts"] or []:
+        assert set(a) == {"path", "sha256"}
+        assert a["sha256"] is None or HEX64.fullmatch(a["sha256"])
+    if r["quiet"] is not None:
+        assert set(r["quiet"]) == {"max_load", "wait_s", "quiet", "waited_s", "load_per_cpu"}
+    if r["verdict"] != "ERROR" or r["conditions"] is not None:
+        _check_conditions(r["conditions"])
+    assert ledger_id_ok(r)
+
+
+def ledger_id_ok(r: dict[str, Any]) -> bool:
+    """The record's id recomputes (the ledger's own check)."""
+    from tools import ledger
+
+    return ledger.verify_record(r) is None
 
 
 def check_run_record(r: dict[str, Any]) -> None:

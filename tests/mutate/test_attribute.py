@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -212,3 +213,85 @@ def test_judge_needs_both_directions() -> None:
     assert "build fails" in why
     v, why = judge(ok, red, changed=False, first_bad=c)
     assert v == "NOT-ATTRIBUTED" and "changed no file" in why
+
+
+# -- the machine verdicts in a bisection: a step that proves nothing is a skip (125) ------------
+# Commit n holds `n`; commit 1 breaks the test; commits 2-4 misbehave in the way each case
+# names (without the verdicts they would abort the bisection, or be read good or bad).
+MISBEHAVE = {
+    "KILLED": "kill -KILL $$",
+    "EMPTY": "echo 'No tests ran'; exit 0",
+    "ENV-FAULT": "echo 'writing results: No space left on device'; exit 1",
+}
+
+
+def _history(repo: Repo, misbehave: str, script: Path) -> list[str]:
+    shas = [repo.commit(f"C{i}\n\nBody.\n", {"n": f"{i}\n"}) for i in range(6)]
+    script.write_text(
+        "n=$(cat n)\n"
+        f'if [ "$n" -ge 2 ] && [ "$n" -le 4 ]; then {misbehave}; fi\n'
+        '[ "$n" -ge 1 ] && exit 1\nexit 0\n'
+    )
+    return shas
+
+
+@pytest.mark.parametrize("verdict", sorted(MISBEHAVE))
+def test_a_step_that_proves_nothing_is_a_skip(repo: Repo, verdict: str, tmp_path: Path) -> None:
+    script = tmp_path / "t.sh"
+    shas = _history(repo, MISBEHAVE[verdict], script)
+    before = fingerprint(repo)
+    code, r, stderr = _attribute(
+        repo, "--good", shas[0], "--bad", shas[5], "--test", f"sh {script}"
+    )
+    _check_record(r)
+    assert code == 0 and r["verdict"] == "ATTRIBUTED", r["reason"]
+    assert r["first_bad"] == shas[1]
+    odd = [s for s in r["steps"] if s.get("verdict") == verdict]
+    assert odd and all(s["label"] == "skip" for s in odd), r["steps"]
+    assert f"is skip ({verdict})" in stderr
+    assert fingerprint(repo, skip=(LEDGER,)) == {k: v for k, v in before.items() if k != LEDGER}
+    no_worktrees_left(repo)
+
+
+def test_a_crash_in_a_bisection_step_is_bad(repo: Repo) -> None:
+    shas = [repo.commit(f"C{i}\n\nBody.\n", {"n": f"{i}\n"}) for i in range(4)]
+    test = 'n=$(cat n); [ "$n" -ge 2 ] && kill -SEGV $$; exit 0'
+    code, r, _ = _attribute(repo, "--good", shas[0], "--bad", shas[3], "--test", test)
+    assert code == 0 and r["first_bad"] == shas[2], r["reason"]
+    crashes = [s for s in r["steps"] if s.get("signal") == "SIGSEGV"]
+    assert crashes and all(s["label"] == "bad" and s["run_rc"] == 139 for s in crashes)
+
+
+def test_no_quiet_window_in_attribute(repo: Repo) -> None:
+    shas = [repo.commit(f"C{i}\n\nBody.\n", {"n": f"{i}\n"}) for i in range(3)]
+    test = 'n=$(cat n); [ "$n" -ge 1 ] && exit 1; exit 0'
+    args = ["--good", shas[0], "--bad", shas[2], "--test", test, "--quiet-wait", "0"]
+    code, r, _ = _attribute(repo, *args, "--max-load", "-1")
+    assert code == 1 and r["verdict"] == "NOT-ATTRIBUTED"
+    assert "is NO-QUIET-WINDOW" in r["reason"]
+    assert r["steps"][0]["quiet"]["quiet"] is False
+    # The clean twin: a limit every machine meets.
+    code, r, _ = _attribute(repo, *args, "--max-load", "100000")
+    assert code == 0 and r["first_bad"] == shas[1], r["reason"]
+
+
+def test_a_build_that_does_not_rebuild_is_stale(repo: Repo) -> None:
+    _need_cc()
+    good = repo.commit("One\n\nBody.\n", {"src/lib.c": LIB, "src/main.c": MAIN})
+    bad = repo.commit("Two\n\nBody.\n", {"src/lib.c": LIB.replace("2 * x", "3 * x")})
+    # `prog` is left from the step before and never rebuilt: the bad check runs good's binary.
+    lazy = f"test -f prog || {BUILD}"
+    code, r, _ = _attribute(
+        repo, "--good", good, "--bad", bad, "--build", lazy, "--test", "./prog",
+        "--artifact", "prog",
+    )  # fmt: skip
+    assert code == 1 and r["verdict"] == "NOT-ATTRIBUTED"
+    assert "the bad check" in r["reason"] and "STALE" in r["reason"], r["reason"]
+    assert r["steps"][1]["verdict"] == "STALE" and r["steps"][1]["run_rc"] is None
+    # The clean twin: a build that always rebuilds.
+    code, r, _ = _attribute(
+        repo, "--good", good, "--bad", bad, "--build", BUILD, "--test", "./prog",
+        "--artifact", "prog",
+    )  # fmt: skip
+    assert code == 0 and r["verdict"] == "ATTRIBUTED", r["reason"]
+    assert r["revert"]["artifacts"] != r["restore"]["artifacts"]

@@ -25,7 +25,6 @@ from tests.mutate.conftest import (
 ARMS = [
     {"name": "control"},
     {"name": "B", "replace": {"path": "src/calc.py", "old": "a + b", "new": "a - b"}},
-    {"name": "G", "revert": {"path": "src/new.py", "to": "HEAD"}},  # absent: nothing to do
 ]
 
 
@@ -87,14 +86,13 @@ def test_dirty_affected_files_are_refused(repo: Repo) -> None:
     repo.git("add", "src/calc.py")
     _usage(repo.tools("mutate", "run", plan, "--in-place"), "not clean")
     repo.git("reset", "-q", "--hard")
-    # An untracked file where a revert would write is refused as well.
-    plan = write_plan(
-        repo,
-        {
-            "test": "true",
-            "arms": [{"name": "X", "revert": {"path": "src/new.py", "to": "HEAD"}}],
-        },
+    # An untracked file where a patch would write is refused as well.
+    repo.write(
+        "specs/new.diff",
+        "diff --git a/src/new.py b/src/new.py\nnew file mode 100644\n"
+        "--- /dev/null\n+++ b/src/new.py\n@@ -0,0 +1 @@\n+X = 1\n",
     )
+    plan = write_plan(repo, {"test": "true", "arms": [{"name": "X", "patch": "specs/new.diff"}]})
     repo.write("src/new.py", "mine\n")
     _usage(repo.tools("mutate", "run", plan, "--in-place"), "src/new.py")
     assert (repo.path / "src/new.py").read_text() == "mine\n"
@@ -189,3 +187,68 @@ def test_sigint_during_an_in_place_arm_restores_at_once(repo: Repo, tmp_path: Pa
     except (ProcessLookupError, OSError):
         alive = False
     assert not alive
+
+
+def test_recover_finishes_a_pending_restore_and_says_so(repo: Repo, tmp_path: Path) -> None:
+    nothing = run_tools(repo, "mutate", "recover")
+    assert nothing.returncode == 0 and nothing.stdout == "nothing pending\n", nothing.stderr
+    plan, marker, before, proc = _start_in_place_arm(repo, tmp_path)
+    shell = int(_wait_for(marker))
+    # While the run lives it holds the lock: recover leaves its files alone and says why.
+    busy = run_tools(repo, "mutate", "recover")
+    assert busy.returncode == 1 and "still in progress" in busy.stderr
+    assert "a - b" in (repo.path / "src/calc.py").read_text()
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate(timeout=30)
+    try:
+        os.killpg(shell, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    assert fingerprint(repo) != before
+    from tools.mutate.inplace import pending_paths
+
+    assert pending_paths(repo.path / ".git" / "tools") == ["src/calc.py"]
+    done = run_tools(repo, "mutate", "recover")
+    assert done.returncode == 0, done.stderr
+    assert "completed a pending in-place restore" in done.stdout
+    assert "sha256 verified" in done.stdout and "restored: src/calc.py" in done.stdout
+    assert fingerprint(repo) == before
+    assert pending_paths(repo.path / ".git" / "tools") is None
+    again = run_tools(repo, "--format", "json", "mutate", "recover")
+    assert again.returncode == 0 and json.loads(again.stdout) == {"pending": False, "restored": []}
+
+
+def test_in_place_machine_verdicts_restore_the_tree(repo: Repo) -> None:
+    py_project(repo)
+    # A failing test's wrapper reports a full disk; a killed one passes its status on.
+    test = (
+        f"{PY_TEST_CMD}; rc=$?; [ $rc -eq 1 ] && echo 'saving the log: No space left on device'; "
+        "exit $rc"
+    )
+    plan = write_plan(
+        repo,
+        {
+            "test": test,
+            "arms": [
+                {"name": "control"},
+                {"name": "B", "replace": {"path": "src/calc.py", "old": "a + b", "new": "a - b"}},
+                {
+                    "name": "K",
+                    "replace": {
+                        "path": "src/calc.py",
+                        "old": "a + b",
+                        "new": "__import__('os').kill(__import__('os').getpid(), 9)",
+                    },
+                },
+            ],
+            "expect": {"control": "GREEN", "B": "ENV-FAULT", "K": "KILLED"},
+        },
+    )
+    before = fingerprint(repo)
+    run = repo.tools("--format", "json", "mutate", "run", plan, "--in-place")
+    assert run.exit_code == 0, run.stdout + run.stderr
+    arms = {r["arm"]: r for r in json.loads(run.stdout)["arms"]}
+    assert arms["B"]["matched"]["by"] == "no-space" and arms["B"]["restored"] is True
+    assert arms["K"]["signal"] == "SIGKILL" and arms["K"]["restored"] is True
+    assert fingerprint(repo, skip=(LEDGER,)) == {k: v for k, v in before.items() if k != LEDGER}
+    assert not (repo.path / ".git/tools/mutate/inplace/record.json").exists()

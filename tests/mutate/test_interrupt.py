@@ -88,6 +88,10 @@ def test_interrupt_removes_worktrees_and_records_nothing(
     assert proc.returncode == status, err
     assert "interrupted" in err and "every worktree removed" in err
     assert "Traceback" not in err
+    # The arms it stopped say so; the kill's status is never read as the test's.
+    assert "arm(s) control, B interrupted" in err, err
+    assert "mutate: control: interrupted" in err and "mutate: B: interrupted" in err
+    assert "RED" not in err and "137" not in err
     for pid in pids:
         assert not _alive(pid), pid
     for d in dirs:

@@ -51,8 +51,29 @@ def _plan(**over: object) -> dict:
         ),
         (
             _plan(arms=[{"name": "x", "revert": {"path": "src/calc.py", "to": "no-such-rev"}}]),
-            ["arms[0].revert.to", "does not resolve"],
+            ["arms[0].revert.to", "does not resolve", "arm 'x'", "src/calc.py", "no-such-rev"],
         ),
+        # A mutation of a path the base does not hold tests nothing: named with arm and base.
+        (
+            _plan(arms=[{"name": "y", "replace": {"path": "src/gone.py", "old": "a", "new": "b"}}]),
+            ["arms[0].replace.path", "arm 'y'", "src/gone.py", "does not exist at base 'HEAD'"],
+        ),
+        (
+            _plan(arms=[{"name": "z", "revert": {"path": "src/gone.py", "to": "HEAD"}}]),
+            ["arms[0].revert.path", "arm 'z'", "src/gone.py", "HEAD"],
+        ),
+        (
+            _plan(overlay=[{"replace": {"path": "nowhere.c", "old": "a", "new": "b"}}]),
+            ["overlay[0].replace.path", "the overlay", "nowhere.c"],
+        ),
+        (_plan(empty_when="(unclosed"), ["empty_when", "not a regular expression"]),
+        (_plan(empty_when=""), ["empty_when"]),
+        (_plan(quiet={"max_load": 1}), ["quiet", "wait_s"]),
+        (_plan(quiet={"max_load": 1, "wait_s": -1}), ["quiet.wait_s"]),
+        (_plan(quiet={"max_load": "low", "wait_s": 1}), ["quiet.max_load"]),
+        (_plan(artifacts=[]), ["artifacts"]),
+        (_plan(artifacts=["../prog"]), ["artifacts[0]"]),
+        (_plan(versions=[""]), ["versions[0]"]),
         (_plan(base="nope~3"), ["base", "does not resolve"]),
         (_plan(arms=[{"name": "x", "patch": "missing.diff"}]), ["arms[0].patch", "not found"]),
         (_plan(arms=[{"name": "x", "patch": "../outside.diff"}]), ["arms[0].patch"]),

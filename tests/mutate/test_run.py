@@ -58,7 +58,14 @@ def test_python_project_green_red_not_applied_and_records(repo: Repo) -> None:
                 {"name": "N", "replace": {"path": "src/calc.py", "old": "nowhere", "new": "x"}},
                 {"name": "R", "revert": {"path": "src/calc.py", "to": "HEAD"}},
             ],
-            "expect": {"control": "GREEN", "B": "RED", "P": "RED"},
+            "expect": {
+                "control": "GREEN",
+                "B": "RED",
+                "P": "RED",
+                "S": "NOT-APPLIED",
+                "N": "NOT-APPLIED",
+                "R": "NOT-APPLIED",
+            },
         },
     )
     before = fingerprint(repo)

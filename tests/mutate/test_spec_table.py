@@ -27,8 +27,8 @@ SPEC_TEXT = (
     "# Calc\n\n## Owed\n\n- nothing\n\n## Now\n\nThe calculator adds.\n\n## Later\n\nMore.\n"
 )
 HEADER = (
-    "| arm | mutation | applied | sha256 before → after | compile_rc | run_rc | verdict "
-    "| restored |"
+    "| arm | mutation | applied | sha256 before → mutated → after | compile_rc | run_rc "
+    "| verdict | restored |"
 )
 
 
@@ -89,6 +89,8 @@ def test_run_renders_the_table_into_now_idempotently(repo: Repo) -> None:
     assert HEADER in now and "<!-- /tools:evidence -->" in now
     assert "| B | replace 'a + b'→'a - b' in src/calc.py | yes (+1/-1) |" in now
     assert "| control | none | yes | — |" in now
+    # The conditions line sits under the table, a blank line between.
+    assert "|\n\nConditions: " in now and "free disk" in now
     # The same record again: not a byte changes.
     text = (repo.path / SPEC).read_bytes()
     lookup = spec_table.ledger_lookup(repo.path / LEDGER)

@@ -64,7 +64,16 @@ def test_anchor_and_unanchor() -> None:
 
 
 def test_failures() -> None:
-    assert records.failures([_payload("a", "FLAKY"), _payload("b", "NOT-APPLIED")]) == []
+    assert records.failures([_payload("a", "FLAKY")]) == []
+    # NOT-APPLIED fails the run unless the plan expects it: the arm tested nothing it names.
+    assert records.failures([_payload("b", "NOT-APPLIED")]) == ["arm b: NOT-APPLIED"]
+    assert records.failures([_payload("b", "NOT-APPLIED", expect="NOT-APPLIED")]) == []
+    # The machine verdicts count like NO-BUILD: no failure alone, an expect on them unmet.
+    for verdict in ("NO-BUILD", "KILLED", "EMPTY", "STALE", "NO-QUIET-WINDOW", "ENV-FAULT"):
+        assert records.failures([_payload("b", verdict)]) == []
+        assert records.failures([_payload("b", verdict, expect="RED")]) == [
+            f"arm b: expected RED, got {verdict}"
+        ]
     assert records.failures([_payload("a", "ERROR", reason="x")]) == ["arm a: ERROR (x)"]
     assert records.failures([_payload("a", "TIMEOUT")]) == ["arm a: TIMEOUT"]
     assert records.failures([_payload("a", "TIMEOUT", expect="TIMEOUT")]) == []
@@ -106,3 +115,134 @@ def test_bisect_output_patterns_are_linear() -> None:
     assert time.monotonic() - start < 5
     found = _SHA_LINE.search(b"x\n" + b"ab" * 20 + b" is the first bad commit\n")
     assert found is not None and found.group(1) == b"ab" * 20
+
+
+def test_quiet_countdown_and_interrupted_arms_in_plain_and_live_progress() -> None:
+    out = io.StringIO()
+    plain = Progress(out)
+    plain.queued(["control", "B", "C"])
+    plain.countdown("control", 30.0, 2.5)
+    plain.countdown("control", 29.0, 2.4)  # within 30 s of the last line: not repeated
+    plain.done("control", _payload("control", "GREEN"))
+    assert plain.interrupted() == ["B", "C"]
+    assert out.getvalue().splitlines() == [
+        "mutate: queued: control, B, C",
+        "mutate: control: waiting for a quiet machine: load per CPU 2.5, 30 s left",
+        "mutate: control: GREEN (1.0 s)",
+        "mutate: B: interrupted",
+        "mutate: C: interrupted",
+    ]
+    out = io.StringIO()
+    live = LiveProgress(out)
+    live.queued(["control", "B"])
+    live.countdown("control", 12.0, None)
+    assert live._rows["control"][0] == (
+        "waiting for a quiet machine: load per CPU unknown, 12 s left"
+    )
+    live.countdown("control", 11.0, None)  # redrawn on every tick
+    assert live._rows["control"][0].endswith("11 s left")
+    assert live.interrupted() == ["control", "B"]
+    live.close()
+    assert "interrupted" in out.getvalue()
+
+
+def _arm_record(name: str, **extra: object) -> dict:
+    from tools import ledger
+
+    payload = {
+        "arm": name,
+        "mutation": "none" if name == "control" else f"replace in {name}.c",
+        "applied": True,
+        "numstat": [],
+        "targets": [],
+        "compile_rc": 0,
+        "run_rc": 0,
+        "run_rcs": [0],
+        "verdict": "GREEN",
+        "restored": None,
+        **extra,
+    }
+    return ledger.make_record("mutation-arm", payload, created="2026-12-01T00:00:00Z")
+
+
+def _table(arms: list[dict], **run: object) -> str:
+    from tools import evidence, ledger
+
+    record = ledger.make_record(
+        "mutation-run",
+        {"plan": "p.yml", "arms": [a["id"] for a in arms], "verdicts": {}, **run},
+        created="2026-12-01T00:00:00Z",
+    )
+    known = {a["id"]: a for a in arms}
+    return evidence.render_table(record, known.get)
+
+
+def test_table_formats_old_and_new() -> None:
+    target = {"path": "a.c", "sha256_before": "1" * 64, "sha256_mutated": "2" * 64}
+    target["sha256_after"] = "1" * 64
+    cond = {
+        "cpus": 2,
+        "start": {"load": [0.5, 0.25, 0.125], "mem_available": 3 * 2**30},
+        "end": {"load": [1.5, 0.5, 0.25], "mem_available": 2 * 2**30},
+        "disk_free": 10 * 2**30,
+        "versions": [{"command": "cc --version", "rc": 0, "output": "cc 12.2\nCopyright"}],
+    }
+    control = _arm_record("control", artifacts=[{"path": "prog", "sha256": "a" * 64}])
+    b = _arm_record(
+        "B",
+        targets=[target],
+        run_rc=139,
+        run_rcs=[139],
+        verdict="RED",
+        signal="SIGSEGV",
+        artifacts=[{"path": "prog", "sha256": None}],
+        conditions=cond,
+    )
+    # A record without table_format renders the columns it always had.
+    old = _table([control, b])
+    assert old.splitlines()[0] == (
+        "| arm | mutation | applied | sha256 before → after | compile_rc | run_rc | verdict "
+        "| restored |"
+    )
+    assert "Conditions" not in old and "SIGSEGV" not in old
+    new = _table([control, b], table_format=2).splitlines()
+    assert new[0] == (
+        "| arm | mutation | applied | sha256 before → mutated → after | artifacts | compile_rc "
+        "| run_rc | signal | verdict | restored |"
+    )
+    assert new[2] == "| control | none | yes | — | `prog` aaaaaaaaaaaa | 0 | 0 | — | GREEN | — |"
+    assert new[3] == (
+        "| B | replace in B.c | yes | `a.c` 111111111111 → 222222222222 → 111111111111 "
+        "| `prog` missing | 0 | 139 | SIGSEGV | RED | — |"
+    )
+    assert new[4] == ""
+    assert new[5] == (
+        "Conditions: 2 CPUs; load average (1/5/15 min) 0.50/0.25/0.12 at start, 1.50/0.50/0.25 "
+        "at end; available memory 3.0 GiB at start, 2.0 GiB at end; free disk 10.0 GiB; "
+        "`cc --version`: cc 12.2."
+    )
+    # Without signals or artifacts those columns stay out.
+    plain = _table([_arm_record("control", conditions=cond)], table_format=2).splitlines()
+    assert "signal" not in plain[0] and "artifacts" not in plain[0]
+
+
+def test_stale_needs_the_controls_artifacts_and_an_applied_mutation() -> None:
+    art = [{"path": "prog", "sha256": "a" * 64}]
+    control = _payload("control", "GREEN", artifacts=art, applied=True, id="c" * 64)
+    same = _payload("S", "GREEN", artifacts=art, applied=True)
+    other = _payload("O", "RED", artifacts=[{"path": "prog", "sha256": "b" * 64}], applied=True)
+    unapplied = _payload("N", "NOT-APPLIED", artifacts=art, applied=False)
+    no_build = _payload("X", "NO-BUILD", artifacts=art, applied=True)
+    records.judge_stale([control, same, other, unapplied, no_build], control)
+    assert [p["verdict"] for p in (control, same, other, unapplied, no_build)] == [
+        "GREEN",
+        "STALE",
+        "RED",
+        "NOT-APPLIED",
+        "NO-BUILD",
+    ]
+    assert same["tested"] == "GREEN" and "cccccccccccc" in same["reason"]
+    # A control without artifacts (it did not build) judges nothing.
+    lone = _payload("S", "GREEN", artifacts=art, applied=True)
+    records.judge_stale([lone], _payload("control", "NO-BUILD", artifacts=None))
+    assert lone["verdict"] == "GREEN"

@@ -1,9 +1,10 @@
-"""``tools mutate run|matrix|collect`` and ``tools attribute`` (SPEC §6).
+"""``tools mutate run|matrix|collect|recover`` and ``tools attribute`` (SPEC §6).
 
-Exit codes: 0 every arm completed and every ``expect`` met (FLAKY alone is no error); 1 an
-``expect`` unmet, an arm ERROR or UNANCHORED, an unexpected TIMEOUT, a restore that did not
-verify, or a table that could not be rendered; 2 a bad plan or argument; 130 / 143 when
-interrupted (every worktree removed, the working tree restored, nothing recorded).
+Exit codes: 0 every arm completed and every ``expect`` met (FLAKY alone is no error, nor are
+NO-BUILD, KILLED, EMPTY, STALE, NO-QUIET-WINDOW and ENV-FAULT without an ``expect``); 1 an
+``expect`` unmet, an arm ERROR or UNANCHORED, an unexpected TIMEOUT or NOT-APPLIED, a restore
+that did not verify, or a table that could not be rendered; 2 a bad plan or argument; 130 /
+143 when interrupted (every worktree removed, the working tree restored, nothing recorded).
 Everything heavy loads inside the commands.
 """
 
@@ -70,6 +71,8 @@ def _render(git: Git, spec: str, record: dict[str, Any], lookup: Any) -> str | N
 
 
 def _applied(p: dict[str, Any]) -> str:
+    if p["applied"] is None:
+        return "—"
     if not p["applied"]:
         return "no"
     added = sum(n["added"] for n in p["numstat"])
@@ -88,6 +91,8 @@ def _arm_lines(records: list[dict[str, Any]]) -> list[str]:
         if r.get("expect"):
             met = "met" if r["expect"] == r["verdict"] else "UNMET"
             note.append(f"expect {r['expect']}: {met}")
+        if r.get("signal") and r["signal"] not in str(r.get("reason") or ""):
+            note.append(f"signal {r['signal']}")
         if r.get("reason"):
             note.append(str(r["reason"]))
         restored = {True: "yes", False: "NO", None: "—"}[r["restored"]]
@@ -128,6 +133,13 @@ def _finish(
         lines.append("result: " + ("FAIL" if code else "ok"))
         emit("\n".join(lines) + "\n")
     raise typer.Exit(code)
+
+
+def _said(opts: Options, payload: dict[str, Any], lines: list[str]) -> None:
+    if opts.fmt == "json":
+        emit(json.dumps(payload, ensure_ascii=False, indent=1) + "\n")
+    else:
+        emit("\n".join(lines) + "\n")
 
 
 def _progress(opts: Options) -> Any:
@@ -214,11 +226,20 @@ def register(app: typer.Typer) -> None:
                         progress=progress,
                     )
         except (KeyboardInterrupt, Interrupted) as exc:
+            stopped = progress.interrupted()
             progress.close()
             where = "the working tree restored" if in_place else "every worktree removed"
-            raise _interrupted(exc, f"{where}; nothing recorded") from None
+            arms_said = f"arm(s) {', '.join(stopped)} interrupted; " if stopped else ""
+            raise _interrupted(exc, f"{arms_said}{where}; nothing recorded") from None
         progress.close()
-        rec.anchor(payloads, plan.control.name if plan.control else None)
+        control = plan.control.name if plan.control else None
+        ctrl = next((p for p in payloads if p["arm"] == control), None)
+        if ctrl is None and plan.artifacts:
+            from tools.mutate.receipts import ledger_control
+
+            ctrl = ledger_control(plan, _ledger_path(git, opts)[0])
+        rec.judge_stale(payloads, ctrl)
+        rec.anchor(payloads, control)
         records = [ledger.make_record("mutation-arm", p) for p in rec.in_plan_order(plan, payloads)]
         failures = rec.failures(records)
         mode = "in place" if in_place else f"worktrees, -j {jobs}"
@@ -316,6 +337,32 @@ def register(app: typer.Typer) -> None:
             render_failed=render_failed,
         )
 
+    @mutate.command("recover")
+    @command()
+    def mutate_recover(opts: Options) -> None:
+        """Finish a pending in-place restore (left by a run that died mid-arm) and say what
+        it did; "nothing pending" when there is none."""
+        from tools.git import Git
+        from tools.mutate import inplace
+
+        git = Git(opts.repo)
+        tools_dir = git.tools_dir()
+        pending = inplace.pending_paths(tools_dir)
+        if pending is None:
+            _said(opts, {"pending": False, "restored": []}, ["nothing pending"])
+            return
+        notices = inplace.recover(git.root, tools_dir)
+        if not notices:
+            # A live in-place run holds the lock: its files are its own to restore.
+            emit(
+                "error: an --in-place run is still in progress in this tree (it holds the "
+                f"lock); it restores {', '.join(pending) or 'its files'} itself\n",
+                err=True,
+            )
+            raise typer.Exit(EXIT_FAIL)
+        lines = [*notices, *(f"restored: {path}" for path in pending)]
+        _said(opts, {"pending": True, "restored": pending, "notices": notices}, lines)
+
     app.add_typer(mutate, name="mutate")
 
     @app.command("attribute")
@@ -338,6 +385,25 @@ def register(app: typer.Typer) -> None:
         timeout: Annotated[
             float, typer.Option("--timeout", min=0.001, help="Seconds per build or test step.")
         ] = 1800.0,
+        artifacts: Annotated[
+            list[str] | None,
+            typer.Option(
+                "--artifact",
+                help="A build output hashed per step; unchanged from another commit's: STALE.",
+            ),
+        ] = None,
+        empty_when: Annotated[
+            str | None,
+            typer.Option("--empty-when", help="Regex: a passing test matching it ran nothing."),
+        ] = None,
+        max_load: Annotated[
+            float | None,
+            typer.Option("--max-load", help="Start a step only at this 1-minute load per CPU."),
+        ] = None,
+        quiet_wait: Annotated[
+            float,
+            typer.Option("--quiet-wait", min=0, help="Seconds a step waits for --max-load."),
+        ] = 0.0,
     ) -> None:
         """Bisect good..bad in a worktree (a build failure is a skip), then prove the first bad
         commit both ways at bad: reverting its paths turns the test green, restoring them red."""
@@ -347,7 +413,20 @@ def register(app: typer.Typer) -> None:
         from tools.mutate.proc import Interrupted, interrupts
 
         git = _prelude(opts)
-        job = attr.prepare(git, good=good, bad=bad, test=test, build=build, paths=paths, spec=spec)
+        from tools.mutate.plan import Quiet
+
+        job = attr.prepare(
+            git,
+            good=good,
+            bad=bad,
+            test=test,
+            build=build,
+            paths=paths,
+            spec=spec,
+            artifacts=artifacts,
+            empty_when=empty_when,
+            quiet=None if max_load is None else Quiet(max_load, quiet_wait),
+        )
         ledger_path, ledger_rel = _ledger_path(git, opts)
 
         def progress(line: str) -> None:

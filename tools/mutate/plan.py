@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,7 +19,29 @@ if TYPE_CHECKING:
 SCHEMA = "mutate-plan.schema.json"
 DEFAULT_TIMEOUT_S = 1800.0
 KINDS = ("revert", "replace", "patch")
-VERDICTS = ("GREEN", "RED", "NO-BUILD", "NOT-APPLIED", "TIMEOUT", "ERROR", "FLAKY", "UNANCHORED")
+VERDICTS = (
+    "GREEN",
+    "RED",
+    "NO-BUILD",
+    "NOT-APPLIED",
+    "TIMEOUT",
+    "ERROR",
+    "FLAKY",
+    "UNANCHORED",
+    "KILLED",
+    "EMPTY",
+    "STALE",
+    "NO-QUIET-WINDOW",
+    "ENV-FAULT",
+)
+
+
+@dataclass(frozen=True)
+class Quiet:
+    """``quiet: {max_load, wait_s}``: the 1-minute load per CPU an arm waits for."""
+
+    max_load: float
+    wait_s: float
 
 
 @dataclass(frozen=True)
@@ -92,6 +115,10 @@ class Plan:
     spec: str | None = None
     expect: dict[str, str] = field(default_factory=dict)
     overlay: list[Mutation] = field(default_factory=list)
+    artifacts: list[str] = field(default_factory=list)
+    empty_when: re.Pattern[str] | None = None
+    quiet: Quiet | None = None
+    versions: list[str] = field(default_factory=list)
 
     @property
     def control(self) -> Arm | None:
@@ -148,11 +175,16 @@ def load(git: Git, plan_path: Path) -> Plan:
     data = parse_yaml(raw, src)
     validate_against(data, SCHEMA, src, exact_integers=True)
 
-    def resolve(rev: str, where: str) -> str:
+    def resolve(rev: str, where: str, what: str = "") -> str:
         sha = git.resolve(rev)
         if sha is None:
-            raise UsageError(f"revision {rev!r} does not resolve", where=where, expected="a commit")
+            raise UsageError(
+                f"{what}revision {rev!r} does not resolve", where=where, expected="a commit"
+            )
         return sha
+
+    base_rev = data.get("base", "HEAD")
+    base = resolve(base_rev, f"{src}: base")
 
     def mutation(kind: str, value: Any, where: str) -> Mutation:
         if kind == "patch":
@@ -167,12 +199,18 @@ def load(git: Git, plan_path: Path) -> Plan:
                 raise UsageError(f"cannot read {value!r}: {exc.strerror}", where=where) from None
             return Mutation("patch", {"patch": value}, where, patch_bytes=body)
         check_inside(root, value["path"], f"{where}.path")
-        commit = resolve(value["to"], f"{where}.to") if kind == "revert" else None
+        commit = None
+        if kind == "revert":
+            commit = resolve(
+                value["to"], f"{where}.to", f"{owner[0]}: the revert of {value['path']}: "
+            )
         return Mutation(kind, dict(value), where, commit=commit)
 
     def one(entry: dict[str, Any], where: str) -> Mutation:
         ((kind, value),) = entry.items()
         return mutation(kind, value, f"{where}.{kind}")
+
+    owner = ["the overlay"]  # who a mutation belongs to, for the messages
 
     arms: list[Arm] = []
     seen: dict[str, int] = {}
@@ -187,6 +225,7 @@ def load(git: Git, plan_path: Path) -> Plan:
                 expected="unique arm names",
             )
         seen[name] = i
+        owner[0] = f"arm {name!r}"
         given = [k for k in (*KINDS, "mutations") if k in spec]
         if len(given) > 1:
             raise UsageError(
@@ -216,7 +255,9 @@ def load(git: Git, plan_path: Path) -> Plan:
             raise UsageError("names no arm of the plan", where=f"{src}: expect.{name}")
         if expect[name] == "NOT-APPLIED" and name == control:
             raise UsageError("the control arm is never NOT-APPLIED", where=f"{src}: expect.{name}")
+    owner[0] = "the overlay"
     overlay = [one(m, f"{src}: overlay[{j}]") for j, m in enumerate(data.get("overlay") or [])]
+    _check_paths_at_base(git, base, base_rev, overlay, arms)
 
     spec_rel = data.get("spec")
     if spec_rel is not None:
@@ -224,11 +265,24 @@ def load(git: Git, plan_path: Path) -> Plan:
         full = check_inside(root, spec_rel, f"{src}: spec")
         if not full.is_file():
             raise UsageError(f"spec {spec_rel!r} not found", where=f"{src}: spec")
-    base_rev = data.get("base", "HEAD")
+    artifacts = list(data.get("artifacts") or [])
+    for j, art in enumerate(artifacts):
+        check_inside(root, art, f"{src}: artifacts[{j}]")
+    empty_when = None
+    if data.get("empty_when") is not None:
+        try:
+            empty_when = re.compile(data["empty_when"], re.MULTILINE)
+        except re.error as exc:
+            raise UsageError(
+                f"not a regular expression: {exc}",
+                where=f"{src}: empty_when",
+                expected="a Python regular expression",
+            ) from None
+    quiet = data.get("quiet")
     return Plan(
         path=rel,
         sha256=hashlib.sha256(raw).hexdigest(),
-        base=resolve(base_rev, f"{src}: base"),
+        base=base,
         base_rev=base_rev,
         test=data["test"],
         build=data.get("build"),
@@ -238,4 +292,46 @@ def load(git: Git, plan_path: Path) -> Plan:
         spec=spec_rel,
         expect=expect,
         overlay=overlay,
+        artifacts=artifacts,
+        empty_when=empty_when,
+        quiet=None if quiet is None else Quiet(float(quiet["max_load"]), float(quiet["wait_s"])),
+        versions=list(data.get("versions") or []),
     )
+
+
+def _check_paths_at_base(
+    git: Git, base: str, base_rev: str, overlay: list[Mutation], arms: list[Arm]
+) -> None:
+    """Every ``revert`` and ``replace`` path exists at ``base`` (or is one the overlay's patches
+    create): a mutation of a file the base does not have tests nothing."""
+    from tools.mutate.apply import patch_paths
+
+    created: set[str] = set()
+    for m in overlay:
+        if m.kind == "patch" and m.patch_bytes is not None:
+            created.update(patch_paths(git.root, m.patch_bytes))
+    owners: list[tuple[str, Mutation]] = [("the overlay", m) for m in overlay]
+    owners += [(f"arm {a.name!r}", m) for a in arms for m in a.mutations]
+    wanted = [(who, m) for who, m in owners if m.kind != "patch" and m.path not in created]
+    if not wanted:
+        return
+    present = _present_at(git, base, sorted({m.path for _, m in wanted}))
+    for who, m in wanted:
+        if m.path not in present:
+            raise UsageError(
+                f"{who}: {m.path} does not exist at base {base_rev!r} ({base[:12]})",
+                where=f"{m.where}.path",
+                expected="a path the base commit holds",
+            )
+
+
+def _present_at(git: Git, commit: str, paths: list[str]) -> set[str]:
+    """Which of ``paths`` ``commit``'s tree holds (as a file, link, folder or submodule)."""
+    from tools.git import decode
+
+    found: set[str] = set()
+    for i in range(0, len(paths), 500):
+        chunk = paths[i : i + 500]
+        out = git.out("--literal-pathspecs", "ls-tree", "-z", "--name-only", commit, "--", *chunk)
+        found.update(decode(name) for name in out.split(b"\0") if name)
+    return found & set(paths)

@@ -66,12 +66,26 @@ def _kill_group(pgid: int, sig: int) -> None:
 @dataclass
 class StepResult:
     """``rc``: the exit status as a shell reports it (a signal ``n`` is ``128 + n``); None
-    when the step timed out. ``tail``: the last bytes of stdout and stderr together."""
+    when the step timed out. ``tail``: the last bytes of stdout and stderr together.
+    ``signal``: the name of the signal that ended it (``SIGKILL``), read from the status, or
+    None; never a signal ``tools`` sent (a timeout is ``timed_out``, an interrupt raises)."""
 
     rc: int | None
     timed_out: bool
     tail: str
     seconds: float
+    signal: str | None = None
+
+
+def signal_of(rc: int | None) -> str | None:
+    """The signal a shell status ``128 + n`` reports (``SIGSEGV`` for 139), or None. A
+    status above 128 that names no signal (200) is an exit code."""
+    if rc is None or rc <= 128:
+        return None
+    try:
+        return signal.Signals(rc - 128).name
+    except ValueError:
+        return None
 
 
 def _tail_text(chunks: deque[bytes]) -> str:
@@ -140,6 +154,9 @@ def run_step(
                     _kill_group(pgid, signal.SIGKILL)
                     proc.wait()
                 break
+        if registry.cancelled.is_set():
+            # Ended by the interrupt's SIGKILL, not by itself: no status to report.
+            raise Cancelled()
     finally:
         # Whatever the step started in its group and left running goes with it.
         _kill_group(pgid, signal.SIGKILL)
@@ -157,6 +174,7 @@ def run_step(
         timed_out=timed_out,
         tail=_tail_text(chunks),
         seconds=round(time.monotonic() - started, 3),
+        signal=None if timed_out else signal_of(rc),
     )
 
 

@@ -63,6 +63,17 @@ def latest_arm_records(plan: Plan, ledger_path: Path, base: str) -> dict[str, di
     return found
 
 
+def ledger_control(plan: Plan, ledger_path: Path) -> dict[str, Any] | None:
+    """The newest control arm record of this plan (path and sha256), base and overlay in
+    the ledger, for judging STALE when the control did not run with the arms; or None."""
+    if plan.control is None:
+        return None
+    found = latest_arm_records(plan, ledger_path, plan.base).get(plan.control.name)
+    if found is None or found.get("overlay") != plan.overlay_entries():
+        return None
+    return found
+
+
 def collect(plan: Plan, ledger_path: Path) -> Collected:
     """The run record of ``plan`` at its base from the ledger's arm records. An arm whose
     verdict changes once the control's is known (UNANCHORED, or no longer) gets a derived arm
@@ -80,6 +91,8 @@ def collect(plan: Plan, ledger_path: Path) -> Collected:
         payload.setdefault("observed", original["verdict"])
         payloads.append((original, payload))
     control = plan.control.name if plan.control else None
+    if control is not None:
+        rec.judge_stale([p for _, p in payloads], found[control])
     rec.anchor([p for _, p in payloads], control)
     for original, payload in payloads:
         if payload["verdict"] == original["verdict"]:

@@ -25,18 +25,44 @@ from tools.mutate.proc import Registry, run_step
 class Progress:
     """Where arm states go: plain lines by default (see :class:`LiveProgress` for rich)."""
 
+    COUNTDOWN_EVERY_S = 30.0  # plain lines: one per this many seconds of a quiet wait
+
     def __init__(self, stream: TextIO | None = None):
         self.stream = stream if stream is not None else sys.stderr
         self._lock = threading.Lock()
+        self._arms: list[str] = []
+        self._finished: set[str] = set()
+        self._last_tick: dict[str, float] = {}
 
     def queued(self, names: list[str]) -> None:
+        self._arms = list(names)
         self._line(f"queued: {', '.join(names)}")
 
     def state(self, name: str, what: str) -> None:
         self._line(f"{name}: {what}")
 
+    def countdown(self, name: str, left: float, load: float | None) -> None:
+        """A quiet wait in progress: ``left`` seconds to go, the load per CPU now."""
+        now = time.monotonic()
+        last = self._last_tick.get(name)
+        if last is None or now - last >= self.COUNTDOWN_EVERY_S:
+            self._last_tick[name] = now
+            self.state(name, _waiting(left, load))
+
     def done(self, name: str, payload: dict[str, Any]) -> None:
+        self._finished.add(name)
         self._line(f"{name}: {payload['observed']} ({summary(payload)})")
+
+    def interrupted(self) -> list[str]:
+        """Say ``interrupted`` for every arm that had not finished; their names."""
+        stopped = [n for n in self._arms if n not in self._finished]
+        for name in stopped:
+            self._finished.add(name)
+            self._mark_interrupted(name)
+        return stopped
+
+    def _mark_interrupted(self, name: str) -> None:
+        self._line(f"{name}: interrupted")
 
     def close(self) -> None:
         pass
@@ -78,6 +104,7 @@ class LiveProgress(Progress):
         return table
 
     def queued(self, names: list[str]) -> None:
+        self._arms = list(names)
         with self._lock:
             for name in names:
                 self._rows[name] = ["queued", "", ""]
@@ -87,13 +114,26 @@ class LiveProgress(Progress):
             self._started.setdefault(name, time.monotonic())
             self._rows[name] = [what, "", ""]
 
+    def countdown(self, name: str, left: float, load: float | None) -> None:
+        self.state(name, _waiting(left, load))  # redrawn live, every tick
+
     def done(self, name: str, payload: dict[str, Any]) -> None:
+        self._finished.add(name)
         with self._lock:
             took = payload["durations"]["total"]
             self._rows[name] = ["done", payload["observed"], f"{took:.1f} s"]
 
+    def _mark_interrupted(self, name: str) -> None:
+        with self._lock:
+            self._rows[name] = ["interrupted", "", ""]
+
     def close(self) -> None:
         self._live.stop()
+
+
+def _waiting(left: float, load: float | None) -> str:
+    seen = "unknown" if load is None else f"{load:g}"
+    return f"waiting for a quiet machine: load per CPU {seen}, {left:.0f} s left"
 
 
 def summary(payload: dict[str, Any]) -> str:
@@ -111,6 +151,38 @@ def _rounded(seconds: float) -> float:
     return round(seconds, 3)
 
 
+def hash_artifacts(tree: Path, paths: list[str]) -> list[dict[str, Any]]:
+    """sha256 of each artifact (null: missing, or not a regular file)."""
+    import hashlib
+
+    out = []
+    for rel in paths:
+        full = tree / rel
+        sha = None
+        try:
+            if full.is_file():
+                with open(full, "rb") as fh:
+                    sha = hashlib.file_digest(fh, "sha256").hexdigest()
+        except OSError:
+            sha = None
+        out.append({"path": rel, "sha256": sha})
+    return out
+
+
+def _versions(plan: Plan, tree: Path, registry: Registry) -> list[dict[str, Any]]:
+    from tools.mutate.conditions import VERSION_CHARS, VERSION_TIMEOUT_S
+
+    found = []
+    for command in plan.versions:
+        step = run_step(
+            command, tree, timeout=min(plan.timeout, VERSION_TIMEOUT_S), registry=registry
+        )
+        found.append(
+            {"command": command, "rc": step.rc, "output": step.tail.strip()[:VERSION_CHARS]}
+        )
+    return found
+
+
 def execute_arm(
     plan: Plan,
     arm: Arm,
@@ -120,14 +192,23 @@ def execute_arm(
     *,
     mode: str,
     setup_s: float = 0.0,
+    countdown: Callable[[float, float | None], None] | None = None,
 ) -> dict[str, Any]:
     """Run one arm in ``tree`` and return its ``mutation-arm`` payload (before anchoring).
 
     The tree is restored (and the restore proven) on every path out, an interrupt included.
     """
+    from tools.mutate import conditions as cond
+    from tools.mutate import verdicts as vd
+
     started = time.monotonic()
     verdict: str | None = None
     reason: str | None = None
+    signal_name: str | None = None
+    matched: dict[str, str] | None = None
+    artifacts: list[dict[str, Any]] | None = None
+    quiet: dict[str, Any] | None = None
+    conditions = cond.start(tree)
     applied = False
     names: list[str] = []
     before: dict[str, ap.FileState] = {}
@@ -138,8 +219,30 @@ def execute_arm(
     run_rcs: list[int] = []
     tails: dict[str, Any] = {"build": None, "test": []}
     durations: dict[str, Any] = {"setup": _rounded(setup_s), "build": None, "test": []}
+    if plan.quiet is not None:
+        q = plan.quiet
+        note(f"waiting for a quiet machine (load per CPU ≤ {q.max_load:g})")
+        quiet = cond.wait_quiet(
+            q.max_load,
+            q.wait_s,
+            tick=countdown or (lambda left, load: None),
+            cancelled=registry.cancelled.is_set,
+        )
+        registry.check()
+        if not quiet["quiet"]:
+            load = quiet["load_per_cpu"]
+            seen = "unknown" if load is None else f"{load:g}"
+            verdict, reason = (
+                "NO-QUIET-WINDOW",
+                f"the 1-minute load per CPU ({seen}) stayed above {q.max_load:g} "
+                f"for {q.wait_s:g} s",
+            )
+    if verdict is None and plan.versions:
+        conditions["versions"] = _versions(plan, tree, registry)
     try:
         try:
+            if verdict is not None:
+                raise _Skip()
             for m in [*plan.overlay, *arm.mutations]:
                 for path in ap.targets(tree, m):
                     if path not in names:
@@ -161,6 +264,8 @@ def execute_arm(
                 else:
                     verdict, reason = "NOT-APPLIED", str(exc)
             mutated = {p: ap.read_state(tree, p) for p in names}
+        except _Skip:
+            pass
         except (ap.ApplyError, GitError, OSError) as exc:
             verdict, reason = "ERROR", f"{type(exc).__name__}: {exc}"
         durations["apply"] = _rounded(time.monotonic() - started)
@@ -169,10 +274,32 @@ def execute_arm(
             note("building")
             step = run_step(plan.build, tree, timeout=plan.timeout, registry=registry)
             compile_rc, tails["build"], durations["build"] = step.rc, step.tail, step.seconds
+            signal_name = step.signal
+            judged = vd.judge_step(
+                "build",
+                rc=step.rc,
+                signal=step.signal,
+                tail=step.tail,
+                command=plan.build,
+                test=False,
+            )
             if step.timed_out:
                 verdict, reason = "TIMEOUT", f"the build ran past {plan.timeout:g} s"
+            elif judged.verdict is not None:
+                verdict, reason = judged.verdict, judged.reason
+                matched = judged.match.record() if judged.match else None
             elif step.rc != 0:
-                verdict, reason = "NO-BUILD", f"the build exited {step.rc}"
+                sig = f" ({step.signal})" if step.signal else ""
+                verdict, reason = "NO-BUILD", f"the build exited {step.rc}{sig}"
+        if verdict is None and plan.artifacts:
+            artifacts = hash_artifacts(tree, plan.artifacts)
+            missing = [a["path"] for a in artifacts if a["sha256"] is None]
+            if missing:
+                after_what = "after the build exited 0" if plan.build else "(no build command)"
+                verdict, reason = (
+                    "NO-BUILD",
+                    f"artifact(s) {', '.join(missing)} missing {after_what}",
+                )
         if verdict is None:
             for i in range(plan.repeat):
                 note("testing" + (f" ({i + 1}/{plan.repeat})" if plan.repeat > 1 else ""))
@@ -184,12 +311,30 @@ def execute_arm(
                     break
                 assert step.rc is not None
                 run_rcs.append(step.rc)
+                signal_name = signal_name or step.signal
+                judged = vd.judge_step(
+                    "test",
+                    rc=step.rc,
+                    signal=step.signal,
+                    tail=step.tail,
+                    command=plan.test,
+                    empty_when=plan.empty_when,
+                    test=True,
+                )
+                if judged.verdict is not None:
+                    verdict = judged.verdict
+                    reason = judged.reason if plan.repeat == 1 else f"run {i + 1}: {judged.reason}"
+                    matched = judged.match.record() if judged.match else None
+                    break
             if verdict is None:
                 passed = {rc == 0 for rc in run_rcs}
                 verdict = "FLAKY" if len(passed) > 1 else "GREEN" if passed == {True} else "RED"
+                if verdict == "RED" and signal_name:
+                    reason = f"the test crashed ({signal_name})"
     finally:
         # The restore runs on every way out (Cancelled, KeyboardInterrupt included).
         restored, after = _restore(tree, names, before)
+        cond.finish(conditions)
     targets = [
         ap.target_record(p, before[p], mutated.get(p, before[p]), after.get(p, before[p]))
         for p in names
@@ -208,7 +353,8 @@ def execute_arm(
     return {
         **_arm_identity(plan, arm),
         "targets": targets,
-        "applied": applied,
+        # An arm that never started (no quiet window) neither applied nor failed to.
+        "applied": None if verdict == "NO-QUIET-WINDOW" else applied,
         "numstat": numstat,
         "build": plan.build,
         "test": plan.test,
@@ -226,7 +372,16 @@ def execute_arm(
         "mode": mode,
         "tails": tails,
         "durations": durations,
+        "signal": signal_name,
+        "matched": matched,
+        "artifacts": artifacts,
+        "quiet": quiet,
+        "conditions": conditions,
     }
+
+
+class _Skip(Exception):
+    """The arm does not run at all (no quiet window): straight to the record."""
 
 
 def _restore(
@@ -291,6 +446,11 @@ def error_payload(plan: Plan, arm: Arm, reason: str, mode: str, setup_s: float) 
         "mode": mode,
         "tails": {"build": None, "test": []},
         "durations": durations,
+        "signal": None,
+        "matched": None,
+        "artifacts": None,
+        "quiet": None,
+        "conditions": None,
     }
 
 
@@ -338,6 +498,7 @@ def run_in_worktrees(
                     lambda what: progress.state(arm.name, what),
                     mode="worktree",
                     setup_s=time.monotonic() - t0,
+                    countdown=lambda left, load: progress.countdown(arm.name, left, load),
                 )
             finally:
                 # Reused only after an arm that ran to its end and restored what it changed.
@@ -410,6 +571,7 @@ def run_in_place(
                 registry,
                 lambda what, name=arm.name: progress.state(name, what),
                 mode="in-place",
+                countdown=lambda left, load, name=arm.name: progress.countdown(name, left, load),
             )
             results.append(payload)
             progress.done(arm.name, payload)
