@@ -235,6 +235,22 @@ def test_merge_with_default_message_passes_the_starter_config(repo: Repo, tmp_pa
     assert proc.returncode == 0, out(proc)
 
 
+def test_an_evil_merge_is_refused_by_push(repo: Repo, tmp_path: Path) -> None:
+    with_remote(repo, tmp_path)
+    repo.branch("feature")
+    assert commit_file(repo, "f.txt", "f\n", good("Add f")).returncode == 0
+    repo.checkout("main")
+    assert commit_file(repo, "m.txt", "m\n", good("Add m")).returncode == 0
+    assert git(repo, "merge", "--no-ff", "--no-commit", "feature").returncode == 0
+    repo.write("src/app.c", "int main(void) { return 7; }\n")  # neither side changed it
+    git(repo, "add", "-A")
+    proc = git(repo, "commit", "-q", "--no-edit")
+    assert proc.returncode == 0, out(proc)  # no hook before pre-push sees a merge's content
+    refused = git(repo, "push", "origin", "main")
+    assert refused.returncode != 0
+    assert "merge-evil" in out(refused) and "src/app.c" in out(refused)
+
+
 def test_a_merge_judged_by_the_trailers_says_how_to_leave_merges_out(
     repo: Repo, tmp_path: Path
 ) -> None:
@@ -350,8 +366,9 @@ def test_a_mutant_left_by_a_killed_in_place_run_is_never_committed(
     run = repo.tools("preflight")
     assert run.exit_code == 1 and "inplace-restore-pending" in run.stdout
     # Once restored, the tree is clean and judged again.
-    recovered = repo.tools("mutate", "matrix", str(plan))
+    recovered = repo.tools("mutate", "recover")
     assert recovered.exit_code == 0, recovered.stderr
+    assert "restored: src/calc.py" in recovered.stdout + recovered.stderr
     assert repo.git("status", "--porcelain", "--untracked-files=no").strip() == ""
     assert repo.tools("preflight", "--gate", "conflicts").exit_code == 0
 
