@@ -10,8 +10,11 @@ judge the artefacts CI built instead of building their own.
 
 from __future__ import annotations
 
+import ast
 import email.parser
+import importlib.metadata
 import os
+import re
 import subprocess
 import sys
 import tarfile
@@ -111,6 +114,38 @@ def test_torch_is_only_an_extra(dist: Dist) -> None:
     torch = [r for r in requires if r.split(";")[0].strip().startswith("torch")]
     assert torch, "the numerics extra names torch"
     assert all('extra == "numerics"' in r for r in torch), torch
+
+
+def _imported_top_levels(folder: Path, skip: Path) -> set[str]:
+    """Top-level modules imported under ``folder`` but not under ``skip`` (inside functions
+    too)."""
+    found: set[str] = set()
+    for path in folder.rglob("*.py"):
+        if path.is_relative_to(skip):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                found |= {alias.name.split(".")[0] for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                found.add(node.module.split(".")[0])
+    return found
+
+
+def test_every_imported_library_is_a_declared_dependency(dist: Dist) -> None:
+    # tools/numerics/ imports the numerics extra (torch, numpy); the rest only base dependencies.
+    imported = _imported_top_levels(ROOT / "tools", ROOT / "tools" / "numerics")
+    libraries = imported - set(sys.stdlib_module_names) - {"tools", "__future__"}
+    requires = _metadata(dist).get_all("Requires-Dist") or []
+    base = {
+        re.split(r"[ <>=!~;\[]", r, maxsplit=1)[0].lower().replace("_", "-")
+        for r in requires
+        if "extra ==" not in r
+    }
+    owners = importlib.metadata.packages_distributions()
+    undeclared = sorted(
+        m for m in libraries if not {d.lower().replace("_", "-") for d in owners.get(m, [m])} & base
+    )
+    assert undeclared == [], f"imported but not a declared dependency: {undeclared}"
 
 
 def test_the_wheel_holds_the_package_and_nothing_else(dist: Dist) -> None:
