@@ -55,10 +55,6 @@ def module(name: str) -> ModuleType | None:
     return importlib.import_module(target) if target else None
 
 
-def available() -> list[str]:
-    return [name for name, target in GATES.items() if target]
-
-
 def run(name: str, ctx: Context) -> GateResult:
     mod = module(name)
     if mod is None:

@@ -61,8 +61,6 @@ ASSISTED_BY = "Assisted-by"
 SIGNED_OFF_BY = "Signed-off-by"
 CO_AUTHORED_BY = "Co-authored-by"
 PLACEHOLDER = "AGENT:MODEL [TOOL]"
-# Rules a commit before the cutover is still judged by.
-LENIENT_RULES = frozenset({"marker-missing", "marker-duplicate"})
 
 _NOREPLY = "@users.noreply.github.com"
 _ID_FIRST = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
