@@ -10,6 +10,7 @@ files git does not ignore), or with ``--staged`` the index: its files and its co
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import PurePosixPath
 
 from tools import markdown, mdlinks
@@ -32,6 +33,11 @@ RULES = declare(
             "a #L10 or #L10-L20 line anchor lies outside its target file",
         ),
         Rule("links-absent", "info", "no markdown file matches links.paths: nothing to judge"),
+        Rule(
+            "anchor",
+            "info",
+            "an anchor of a file as GitHub makes it (listed by `tools links anchors`)",
+        ),
     ],
 )
 
@@ -212,4 +218,25 @@ def run(ctx: Context) -> GateResult:
             checked += 1
             _judge(result, tree, path, link)
     result.stats.update({"files": len(files), "links": checked, "external": external})
+    return result
+
+
+def list_anchors(paths: list[str], read: Callable[[str], bytes]) -> GateResult:
+    """``tools links anchors``: one ``anchor`` info per anchor of each file, in line order,
+    naming the heading text or the HTML element that makes it. ``read`` returns a file's
+    bytes (raising UsageError for one that cannot be read)."""
+    result = GateResult(NAME)
+    count = 0
+    for path in paths:
+        doc = markdown.parse(decode(read(path)), where=path)
+        for anchor in doc.anchors():
+            what = "heading" if anchor.kind == "heading" else "element"
+            result.add(
+                "anchor",
+                f"#{anchor.name}  ({what} {anchor.source!r})",
+                path=path,
+                line=anchor.line,
+            )
+            count += 1
+    result.stats.update({"files": len(paths), "anchors": count})
     return result
