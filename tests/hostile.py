@@ -32,6 +32,7 @@ def forget() -> None:
     """Clear the parsers' memo caches, so that a repeated run measures the parse itself."""
     trailers.find_block.cache_clear()
     trailers_gate.assisted_by_parts.cache_clear()
+    markdown.forget()
 
 
 class Case(NamedTuple):

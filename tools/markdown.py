@@ -42,7 +42,7 @@ OPTIONS = (
 MAX_DEPTH = 256
 _BLANKS = " \t"
 _BOM = "\ufeff"
-_NOT_NEWLINE = re.compile(rb"[^\n]")
+_TO_BLANK = bytes(10 if b == 10 else 32 for b in range(256))  # every byte a space, but \n
 _INLINE_TAGS = frozenset(
     ["Emphasis", "Strong", "Strikethrough", "Link", "Image", "Superscript", "Subscript"]
 )
@@ -159,7 +159,9 @@ class Document:
     tables: list[Table] = field(default_factory=list)
     paragraphs: list[Paragraph] = field(default_factory=list)
     items: list[Item] = field(default_factory=list)
-    html: list[tuple[int, str]] = field(default_factory=list)  # (line, raw HTML) pieces
+    html: list[tuple[int, str]] = field(
+        default_factory=list
+    )  # (line, HTML) of each HTML block line, each inline comment
     code_mask: list[bool] = field(default_factory=list)  # per line: inside a code block
     _data: bytes = b""
     _starts: list[int] = field(default_factory=list, repr=False)
@@ -190,7 +192,7 @@ class Document:
             return list(self.lines)
         buf = bytearray(self._data)
         for start, end in self._blank:
-            buf[start:end] = _NOT_NEWLINE.sub(b" ", bytes(buf[start:end]))
+            buf[start:end] = buf[start:end].translate(_TO_BLANK)
         return split_lines(buf.decode("utf-8", "replace"))
 
 
@@ -259,12 +261,12 @@ class _Walk:
 
         events = pyromark.events_with_range(self.clean, options=OPTIONS, merge_text=True)
         for event, span in events:
+            # Each event and range is a fresh dict of ours: popitem / values are single C calls.
             if event.__class__ is dict:
-                for kind in event:
-                    value = event[kind]
+                kind, value = event.popitem()
             else:
                 kind, value = event, None
-            start, end = span["start"], span["end"]
+            start, end = span.values()
             if kind == "Text" and not in_item and heading is None:  # the common case, fast
                 if collect is not None and not image:
                     collect.append(value)
@@ -273,8 +275,7 @@ class _Walk:
                 if value.__class__ is str:
                     name, payload = value, None
                 else:
-                    for name in value:
-                        payload = value[name]
+                    name, payload = value.popitem()
                 depth += 1
                 if depth > MAX_DEPTH:
                     raise UsageError(
@@ -323,7 +324,7 @@ class _Walk:
                     doc.tables.append(Table(line_of(start)))
                 continue
             if kind == "End":
-                name = value if value.__class__ is str else next(iter(value))
+                name = value if value.__class__ is str else value.popitem()[0]
                 depth -= 1
                 if name in _INLINE_TAGS:
                     if name == "Image":
@@ -382,9 +383,10 @@ class _Walk:
                 doc.html.append((line_of(start), value))
             elif kind == "InlineHtml":
                 blank((start, end))
-                doc.html.append((line_of(start), value))
-                if "=" in value:  # one tag or comment: only a tag with attributes names one
-                    _element_anchors(value, False, line_of(start), doc)
+                if value.startswith("<!--"):
+                    doc.html.append((line_of(start), value))
+                elif "=" in value:  # one whole tag: only one with attributes names an anchor
+                    _tag_anchors(value, line_of(start), doc)
         self._definitions()
         doc.links.sort(key=lambda link: link.line)
         return doc
@@ -492,6 +494,25 @@ _ATTRIBUTE = re.compile(
 _TAG_END = re.compile(r"[ \t\r\n]*/?>")
 
 
+def _tag_anchors(tag: str, line: int, doc: Document) -> None:
+    """The anchors named by one inline tag (the parser has checked its syntax)."""
+    name = _TAG_NAME.match(tag)
+    if name is None:
+        return
+    found = []
+    for m in _ATTRIBUTE.finditer(tag, name.end()):
+        if m.group(1).lower() in ("id", "name"):
+            value = m.group(2) or m.group(3) or m.group(4)
+            if value:
+                found.append(html.unescape(value))
+    element = tag if len(tag) <= 80 else tag[:77] + "..."
+    for value in found:
+        doc.html_anchors.append(Anchor(line, value, element, "html"))
+
+
+_TAG_NAME = re.compile(r"<[A-Za-z][A-Za-z0-9-]*")
+
+
 def parse(text: str, *, where: str | None = None) -> Document:
     """Parse one document. Raises UsageError (naming ``where``) for nesting deeper than
     :data:`MAX_DEPTH`."""
@@ -558,33 +579,24 @@ def code_texts(text: str) -> list[str]:
 
 def strip_numbering(text: str) -> str:
     """``6. Now`` -> ``Now``; ``2.1 Owed`` -> ``Owed``; other text unchanged."""
-    s = text.lstrip(_BLANKS)
-    i = 0
-    n = len(s)
-    while True:
-        j = i
-        while j < n and s[j].isdigit() and s[j].isascii():
-            j += 1
-        if j == i:
-            return text
-        i = j
-        if i < n and s[i] == "." and i + 1 < n and s[i + 1].isdigit():
-            i += 1
-            continue
-        break
-    if i < n and s[i] == ".":
-        i += 1
-    if i < n and s[i] in _BLANKS:
-        return s[i:].lstrip(_BLANKS)
-    return text
+    m = _NUMBERING.match(text)
+    return text[m.end() :] if m else text
+
+
+# Section numbering: digits, dot-separated groups, an optional final dot, then a blank. Each part
+# is unambiguous (digits, then a dot that must be followed by a digit or a blank): no backtracking.
+_NUMBERING = re.compile(r"[ \t]*[0-9]+(?:\.[0-9]+)*\.?[ \t]+")
 
 
 def slug(plain: str) -> str:
     """GitHub's anchor for a heading's rendered text (before de-duplication): lower case;
     what is not a letter, mark, number, connector (``_``), hyphen or space dropped; spaces to
     hyphens."""
+    low = plain.lower()
+    if low.isascii():  # the common case, in one C-level pass
+        return low.translate(_ASCII_SLUG)
     out: list[str] = []
-    for ch in plain.lower():
+    for ch in low:
         if ch == " ":
             out.append("-")
         elif ch == "-" or unicodedata.category(ch) in _KEPT:
@@ -593,6 +605,10 @@ def slug(plain: str) -> str:
 
 
 _KEPT = frozenset(["Lu", "Ll", "Lt", "Lm", "Lo", "Mn", "Mc", "Me", "Nd", "Nl", "No", "Pc"])
+_ASCII_SLUG = {
+    c: ("-" if c == 32 else (chr(c) if chr(c).isalnum() or chr(c) in "-_" else None))
+    for c in range(128)
+}
 
 
 def anchor_names(found: list[Heading]) -> list[str]:
