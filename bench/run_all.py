@@ -69,6 +69,18 @@ BENCHES: list[tuple[str, list[str], str]] = [
         "ledger (no target of its own: it runs inside preflight).",
     ),
     (
+        "Links",
+        ["bench_links.py", "--runs", "7"],
+        "`tools links check` over this repository and over a generated 2,000-file documentation "
+        "tree (every link resolves), beside a baseline checkout when `--baseline DIR` is given.",
+    ),
+    (
+        "Markdown parsers",
+        ["bench_markdown_parsers.py", "--runs", "3"],
+        "pyromark, cmarkgfm and markdown-it-py (capped at 10 s an input) on the 1 MiB hostile "
+        "markdown of tests/hostile.py, beside the whole read of tools.markdown.parse.",
+    ),
+    (
         "Hostile input",
         ["bench_hostile.py", "--runs", "5"],
         "Every parser family on its 1 MiB adversarial inputs (tests/hostile.py), memo caches "

@@ -32,6 +32,7 @@ def forget() -> None:
     """Clear the parsers' memo caches, so that a repeated run measures the parse itself."""
     trailers.find_block.cache_clear()
     trailers_gate.assisted_by_parts.cache_clear()
+    markdown.forget()
 
 
 class Case(NamedTuple):
@@ -50,13 +51,21 @@ def _judge_message(text: str) -> None:
 
 
 def _judge_markdown(text: str) -> None:
-    lines = markdown.split_lines(text)
-    mask = markdown.code_mask(lines)
-    markdown.anchors(markdown.headings(lines, mask))
-    markdown.sections(lines)
-    now.entries(lines, mask)
-    for line in lines:
-        now.stamps(line)
+    """Everything a gate reads of one markdown document: its one parse, then headings,
+    anchors, sections, links, NOW entries and stamps, prose for citations, ratchet sites, the
+    rows of ``spec_now`` (each gate parses once and reads a part of this)."""
+    from tools.gates import docs
+    from tools.ratchets import markdown as ratchet_md
+
+    doc = markdown.parse(text)
+    doc.anchors()
+    doc.sections()
+    doc.prose()
+    now.entries(doc)
+    for _, piece in doc.html:
+        now.stamps(piece)
+    ratchet_md.document_sites(doc)
+    docs.table_rows(doc)
 
 
 def _judge_index(line: str) -> None:
@@ -167,6 +176,28 @@ def cases() -> list[Case]:
         Case("headings", "list marker", _judge_markdown, "1" * MIB + "."),
         Case("headings", "stamp blanks", _judge_markdown, "<!-- now-updated:" + " " * MIB + "x"),
         Case("headings", "stamp openers", _judge_markdown, "<!--" * (MIB // 4)),
+        # links, HTML and tables (links' targets and anchors, the markdown ratchet, spec_now)
+        Case("links", "openers", _judge_markdown, "[" * MIB),
+        Case("links", "closers", _judge_markdown, "]" * MIB),
+        Case("links", "open targets", _judge_markdown, "[x](\n" * (MIB // 5)),
+        Case("links", "image openers", _judge_markdown, "![" * (MIB // 2)),
+        Case("links", "emphasis and openers", _judge_markdown, "*[a](" * (MIB // 5)),
+        Case("links", "reference uses", _judge_markdown, "[a]\n" * (MIB // 4) + "[a]: b\n"),
+        Case("links", "reference definitions", _judge_markdown, "[a]: b\n" * (MIB // 7)),
+        Case("links", "lone backticks", _judge_markdown, "` a " * (MIB // 4)),
+        Case("links", "angle brackets", _judge_markdown, "<" * MIB),
+        Case("links", "open tags", _judge_markdown, "<a " * (MIB // 3)),
+        Case("links", "anchor tags", _judge_markdown, '<a id="x">' * (MIB // 10)),
+        Case("links", "open quote", _judge_markdown, '<a id="' + "x" * MIB),
+        Case("links", "comment openers", _judge_markdown, "<!--" * (MIB // 4)),
+        Case("links", "entities", _judge_markdown, "&amp;" * (MIB // 5)),
+        Case(
+            "links",
+            "table rows",
+            _judge_markdown,
+            "| a | b |\n|---|---|\n" + "| x | y |\n" * (MIB // 10),
+        ),
+        Case("links", "table pipes", _judge_markdown, "a|b\n-|-\n" + "|" * MIB),
         # table rows (the issue index)
         Case("table rows", "no closing pipe", _judge_index, "|" + "a" * MIB),
         Case("table rows", "backslashes", _judge_index, "|" + BS * MIB + "|"),

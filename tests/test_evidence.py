@@ -203,7 +203,7 @@ def test_pipes_and_newlines_in_cells_are_escaped() -> None:
         "| odd\\|name | replace 'a\\|b'→'c d' ×1 in x.c | yes "
         "| `we\\|rd.c` 1a2b3c4d5e6f → 1a2b3c4d5e6f | 0 | 0 | GREEN | — |"
     )
-    assert markdown.code_spans("`a``b`") == [(0, 6)]
+    assert markdown.code_texts("`a``b`") == ["a``b"]
     assert evidence.code("a`b") == "`` a`b ``"
 
 
@@ -472,8 +472,6 @@ def test_one_mib_adversarial_lines_are_linear(line: str) -> None:
     text = f"## Owed\n{line}\n## Now\n{line}\n"
     start = time.monotonic()
     evidence.scan_blocks(text)
-    markdown.code_spans(line)
-    markdown.blank_code_spans(line)
     with contextlib.suppress(UsageError):  # refusing is fine; taking long is not
         evidence.render_into(text, attribution(), lookup_of(), where="s.md")
     assert time.monotonic() - start < 5

@@ -26,6 +26,6 @@ def test_hostile_input_is_judged_in_linear_time(case: Case) -> None:
 def test_every_family_is_covered() -> None:
     families = {c.family for c in CASES}
     assert families >= {
-        "trailer lines", "Assisted-by", "markers", "headings", "table rows", "ledger lines",
-        "report rendering",
+        "trailer lines", "Assisted-by", "markers", "headings", "links", "table rows",
+        "ledger lines", "report rendering",
     }  # fmt: skip

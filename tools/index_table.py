@@ -1,8 +1,9 @@
 """The issue index: a markdown table ``| Issue | Row | Title | Kind |`` after a free preamble.
 
 Rows are keyed by issue number (``[#N](…)`` or ``#N`` in the first cell). ``Row`` is a row id
-(``[A-Z0-9][A-Za-z0-9_.-]*``) or ``—``. A backslash escapes the next character inside a cell
-(so ``\\|`` is a pipe in a title), as GitHub's table parser reads it.
+(``[A-Z0-9][A-Za-z0-9_.-]*``) or ``—``. Rows are split into cells as GFM splits them: the
+leading and trailing pipes are optional, and a pipe right after a backslash (``\\|``, also in
+``\\\\|``) is an escaped pipe inside the cell, never a cell boundary.
 
 The file splits into a *frame* (preamble, header line, delimiter line: compared whole) and a
 *body* (rows). A body line that is not a row is malformed, with its line number; blank lines
@@ -26,9 +27,9 @@ NO_ROW = "—"
 ROW_ID = re.compile(r"[A-Z0-9][A-Za-z0-9_.-]*")
 _ISSUE = re.compile(r"#(\d+)|\[#(\d+)\]\([^()\s]+\)")
 _DELIM_CELL = re.compile(r":?-+:?")
-_CELL = re.compile(r"([^\\|]*(?:\\.[^\\|]*)*)\|")
-# A well-formed row in one match (the common case); anything else goes the long way.
-_CELL_TEXT = r"[^\\|\n]*(?:\\[^\n][^\\|\n]*)*"  # unrolled: no backtracking per character
+# A run of backslashes and the one character after it (a pipe too: GFM's escaped pipe), then
+# plain text; unambiguous, so no backtracking.
+_CELL_TEXT = r"[^\\|\n]*(?:\\+[^\\\n][^\\|\n]*)*"
 # A well-formed row in one match (the common case); anything else goes the long way, which
 # also says what is wrong.
 _ROW_TEXT = (
@@ -113,25 +114,31 @@ def split_lines(text: str) -> list[str]:
 
 
 def split_cells(line: str) -> list[str] | None:
-    """The trimmed cells of a ``| a | b |`` line, escapes kept; None if it is not one."""
+    """The trimmed cells of a table row as GFM splits it (escapes kept): cells end at pipes
+    that no backslash precedes, the outer pipes are optional; None when the line holds no
+    cell boundary at all."""
     s = line.strip()
-    if len(s) < 2 or s[0] != "|" or s[-1] != "|":
-        return None
-    if "\\" not in s:
-        cells = s.split("|")
+    pieces = s.split("|")
+    if "\\|" in s:
+        # A piece that ends with a backslash ends at an escaped pipe: it goes on.
+        cells = []
+        group = [pieces[0]]
+        for piece in pieces[1:]:
+            if group[-1].endswith("\\"):
+                group.append(piece)
+            else:
+                cells.append("|".join(group))
+                group = [piece]
+        cells.append("|".join(group))
     else:
-        # Cells end at pipes that no backslash escapes; a backslash escapes any character.
-        cells = [""]
-        end = 1
-        for m in _CELL.finditer(s, 1):
-            if m.start() != end:
-                return None  # a gap: the scan could not continue (a pipe escaped at the end)
-            cells.append(m.group(1))
-            end = m.end()
-        if end != len(s):  # the closing pipe was escaped: the line does not end a row
-            return None
-        cells.append("")
-    return [c.strip() for c in cells[1:-1]]
+        cells = pieces
+    if len(cells) < 2:
+        return None
+    if s.startswith("|"):
+        del cells[0]
+    if cells and s.endswith("|") and not s.endswith("\\|"):
+        cells.pop()
+    return [c.strip() for c in cells]
 
 
 def parse_row(line: str, line_no: int) -> Row | str:
@@ -144,7 +151,7 @@ def parse_row(line: str, line_no: int) -> Row | str:
             return Row(key, m.group(1), m.group(4), title, kind, line_no)
     cells = split_cells(line)
     if cells is None:
-        return "not a table row (a row starts and ends with `|`)"
+        return "not a table row (no `|` between cells)"
     if len(cells) != 4:
         return f"{len(cells)} cells, expected 4 (Issue | Row | Title | Kind); escape a pipe as \\|"
     issue, row, title, kind = cells
@@ -278,8 +285,10 @@ def escape_cell(text: str) -> str:
 
 
 def unescape_cell(text: str) -> str:
-    """The inverse of :func:`escape_cell`: an odd run of backslashes before a pipe."""
-    return _rewrite_pipes(text, lambda n: "\\" * (n // 2) + "|")
+    """The text GFM renders for the pipes of a cell (the inverse of :func:`escape_cell`): a
+    pipe after N backslashes is an escaped pipe, and the N - 1 backslashes before that
+    escape are read in pairs, so it shows (N - 1) // 2 backslashes and a pipe."""
+    return _rewrite_pipes(text, lambda n: "\\" * ((n - 1) // 2) + "|" if n else "|")
 
 
 def render_row(issue: int, row: str, title: str, kind: str) -> str:

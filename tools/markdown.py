@@ -1,170 +1,78 @@
-"""The little of CommonMark the gates need, parsed by hand in linear time.
+"""Markdown read as GitHub reads it: one CommonMark/GFM parse per document.
 
-Markdown comes from pull requests, so nothing here uses a regex that can backtrack: lines are
-classified with string operations. What is recognised:
+The parse is pulldown-cmark's (through ``pyromark``): compiled, CommonMark-compliant, with GFM's
+tables, strikethrough, task lists and footnotes, and a byte range for every event, so every
+reader of the gates (links, NOW headings and entries, spec sections and citations, evidence
+markers, the markdown ratchet, ``spec_now`` rows) sees the same blocks GitHub renders:
+headings inside block quotes and list items, fences inside list items, HTML blocks and
+comments that hold no markdown, tables that end at a blank line. docs/docs-and-links.md ("How
+markdown is read") says why this parser and gives its figures on hostile input.
 
-- fenced code blocks (```` ``` ```` or ``~~~``, three or more, indented up to three spaces;
-  closed by a fence of the same character at least as long, with nothing after it): their lines
-  are code, never headings, entries or links;
-- ATX headings (``#`` to ``######`` then a space, a tab or the end of the line; an optional
-  closing run of ``#`` after a space) and setext headings (a paragraph line underlined by
-  ``===`` or ``---``);
-- sections: a heading and the lines up to the next heading of the same or a higher level;
-- GitHub's heading anchors (lower case, punctuation dropped, spaces to hyphens, ``-1``,
-  ``-2``… for repeats), so ``## 6. Now`` is ``#6-now``.
+What is ours: GitHub's heading anchors (:func:`slug`, :func:`anchor_names`), computed on the
+heading's rendered text; the ``id`` / ``name`` attributes of HTML elements (GitHub keeps them as
+anchors); and the shapes the gates read (:class:`Document`).
 """
 
 from __future__ import annotations
 
 import bisect
+import gc
+import html
+import itertools
+import re
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+import pyromark
+
+from tools.errors import UsageError
+
+_O = pyromark.Options
+# GitHub's extensions. Heading attributes ({#id}), math and smart punctuation stay off: GitHub
+# renders none of them.
+OPTIONS = (
+    _O.ENABLE_TABLES
+    | _O.ENABLE_STRIKETHROUGH
+    | _O.ENABLE_TASKLISTS
+    | _O.ENABLE_FOOTNOTES
+    | _O.ENABLE_GFM
+)
+# Containers nested deeper than this are refused (exit 2): no real document comes near, and a
+# hostile one (a million ``>``) would otherwise cost a Python object per level.
+MAX_DEPTH = 256
 _BLANKS = " \t"
+_BOM = "\ufeff"
+_TO_BLANK = bytes(10 if b == 10 else 32 for b in range(256))  # every byte a space, but \n
+_INLINE_TAGS = frozenset(
+    ["Emphasis", "Strong", "Strikethrough", "Link", "Image", "Superscript", "Subscript"]
+)
 
 
 def split_lines(text: str) -> list[str]:
     """Lines split on ``\\n`` with a final ``\\r`` dropped; a final newline starts no line."""
-    lines = [ln[:-1] if ln.endswith("\r") else ln for ln in text.split("\n")]
+    lines = text.split("\n")
+    if "\r" in text:
+        lines = [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
     if lines and lines[-1] == "":
         lines.pop()
     return lines
 
 
-def indent(line: str) -> int:
-    """Columns of leading spaces (a tab counts as reaching the next multiple of four)."""
-    col = 0
-    for ch in line:
-        if ch == " ":
-            col += 1
-        elif ch == "\t":
-            col += 4 - col % 4
-        else:
-            break
-    return col
-
-
-def _fence(line: str) -> tuple[str, int, str] | None:
-    """(fence character, run length, rest of the line) if ``line`` opens or closes a fence."""
-    if indent(line) > 3:
-        return None
-    body = line.lstrip(" ")
-    if not body or body[0] not in "`~":
-        return None
-    ch = body[0]
-    run = len(body) - len(body.lstrip(ch))
-    if run < 3:
-        return None
-    rest = body[run:]
-    if ch == "`" and "`" in rest:
-        return None  # a backtick fence's info string may not hold a backtick
-    return ch, run, rest
-
-
-def code_mask(lines: list[str]) -> list[bool]:
-    """For each line, whether it belongs to a fenced code block (the fence lines included).
-    An unclosed fence runs to the end of the document, as CommonMark says."""
-    mask = [False] * len(lines)
-    open_fence: tuple[str, int] | None = None
-    for i, line in enumerate(lines):
-        fence = _fence(line)
-        if open_fence is None:
-            if fence is not None:
-                open_fence = (fence[0], fence[1])
-                mask[i] = True
-            continue
-        mask[i] = True
-        if (
-            fence is not None
-            and fence[0] == open_fence[0]
-            and fence[1] >= open_fence[1]
-            and not fence[2].strip(_BLANKS)
-        ):
-            open_fence = None
-    return mask
-
-
 @dataclass(frozen=True)
 class Heading:
-    """A heading: its 1-based line, level (1-6) and text as written (inline markup kept)."""
+    """A heading: its 1-based line, level (1-6), its text as written (inline markup kept) and
+    as rendered (``plain``: markup, inline HTML and images dropped, entities decoded)."""
 
     line: int
     level: int
     text: str
+    plain: str = ""
 
     @property
     def title(self) -> str:
-        """The text lower-cased, inline markup and any section numbering (``6.``, ``2.1``)
-        dropped: what a required heading such as ``Now`` is compared with."""
-        return strip_numbering(plain_text(self.text)).strip().lower()
-
-
-def _atx(line: str) -> tuple[int, str] | None:
-    if indent(line) > 3:
-        return None
-    body = line.lstrip(" ")
-    level = len(body) - len(body.lstrip("#"))
-    if not 1 <= level <= 6:
-        return None
-    rest = body[level:]
-    if rest and rest[0] not in _BLANKS:
-        return None
-    text = rest.strip(_BLANKS)
-    # An optional closing sequence: a run of # preceded by a space or tab (or alone).
-    closing = text.rstrip("#")
-    if closing != text and (not closing or closing[-1] in _BLANKS):
-        text = closing.rstrip(_BLANKS)
-    return level, text
-
-
-def is_heading_line(line: str) -> bool:
-    """Whether ``line`` alone is an ATX heading."""
-    return _atx(line) is not None
-
-
-def _setext_level(line: str) -> int | None:
-    if indent(line) > 3:
-        return None
-    body = line.strip(_BLANKS)
-    if not body or body[0] not in "=-" or body.strip(body[0]):
-        return None
-    return 1 if body[0] == "=" else 2
-
-
-def is_list_item(line: str) -> bool:
-    """Whether ``line`` starts a list item (``-``, ``*``, ``+`` or ``1.`` / ``1)``)."""
-    body = line.lstrip(_BLANKS)
-    if body[:1] in ("-", "*", "+"):
-        return len(body) == 1 or body[1] in _BLANKS
-    digits = len(body) - len(body.lstrip("0123456789"))
-    if not 1 <= digits <= 9 or digits >= len(body) or body[digits] not in ".)":
-        return False
-    return digits + 1 == len(body) or body[digits + 1] in _BLANKS
-
-
-def headings(lines: list[str], mask: list[bool] | None = None) -> list[Heading]:
-    """Every ATX and setext heading outside fenced code blocks, in order."""
-    if mask is None:
-        mask = code_mask(lines)
-    out: list[Heading] = []
-    prev: str | None = None  # the previous line when it can carry a setext underline
-    for i, line in enumerate(lines):
-        if mask[i]:
-            prev = None
-            continue
-        atx = _atx(line)
-        if atx is not None:
-            out.append(Heading(i + 1, atx[0], atx[1]))
-            prev = None
-            continue
-        level = _setext_level(line)
-        if level is not None and prev is not None:
-            out.append(Heading(i, level, prev.strip(_BLANKS)))
-            prev = None
-            continue
-        blank = not line.strip(_BLANKS)
-        prev = None if blank or is_list_item(line) or line.lstrip(_BLANKS)[:1] in "|>" else line
-    return out
+        """The rendered text lower-cased, section numbering (``6.``, ``2.1``) dropped: what a
+        required heading such as ``Now`` is compared with."""
+        return strip_numbering(self.plain).strip().lower()
 
 
 @dataclass(frozen=True)
@@ -178,6 +86,471 @@ class Section:
 
     def body(self, lines: list[str]) -> list[str]:
         return lines[self.start - 1 : self.end]
+
+
+@dataclass(frozen=True)
+class Link:
+    """A link target as GitHub reads it (escapes and entities resolved) and its 1-based line."""
+
+    line: int
+    target: str
+    kind: str  # "link" | "image" | "definition"
+
+
+@dataclass(frozen=True)
+class Anchor:
+    """An anchor of a document: its line, name (what follows ``#``), and what makes it: the
+    heading's text as written, or the HTML element that names it."""
+
+    line: int
+    name: str
+    source: str
+    kind: str  # "heading" | "html"
+
+
+@dataclass(slots=True)
+class Row:
+    """A table row (the header row included): its line, its cells as written (trimmed,
+    escaped pipes kept) and as rendered, and the text of its code spans."""
+
+    line: int
+    header: bool
+    cells: list[str] = field(default_factory=list)
+    plain: list[str] = field(default_factory=list)
+    codes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Table:
+    """A GFM table: its header row and body rows, which end at a blank line or a new block."""
+
+    line: int
+    rows: list[Row] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Paragraph:
+    """A paragraph (a tight list item's text counts as one): first and last line, and its
+    length as rendered on one line (its lines trimmed, joined with one space)."""
+
+    line: int
+    end: int
+    length: int
+    first: str  # its first line, trimmed: what identifies it across versions
+
+
+@dataclass(frozen=True)
+class Item:
+    """A list item: its line and the last line of its own text (its first paragraph; nested
+    blocks are not its text)."""
+
+    line: int
+    end: int
+
+
+@dataclass
+class Document:
+    """One parsed markdown document (read-only: the last parse is shared, see :func:`parse`)."""
+
+    lines: list[str]
+    headings: list[Heading] = field(default_factory=list)
+    links: list[Link] = field(default_factory=list)
+    html_anchors: list[Anchor] = field(default_factory=list)
+    tables: list[Table] = field(default_factory=list)
+    paragraphs: list[Paragraph] = field(default_factory=list)
+    items: list[Item] = field(default_factory=list)
+    html: list[tuple[int, str]] = field(
+        default_factory=list
+    )  # (line, HTML) of each HTML block line, each inline comment
+    code_mask: list[bool] = field(default_factory=list)  # per line: inside a code block
+    _data: bytes = b""
+    _starts: list[int] = field(default_factory=list, repr=False)
+    _blank: list[tuple[int, int]] = field(default_factory=list, repr=False)
+
+    def sections(self) -> list[Section]:
+        return sections(self.lines, self.headings)
+
+    def anchors(self) -> list[Anchor]:
+        """Every anchor GitHub makes, in line order: the headings' and the HTML elements'."""
+        names = anchor_names(self.headings)
+        out = [
+            Anchor(h.line, name, h.text, "heading")
+            for h, name in zip(self.headings, names, strict=True)
+            if name
+        ]
+        out.extend(self.html_anchors)
+        out.sort(key=lambda a: a.line)
+        return out
+
+    def anchor_set(self) -> set[str]:
+        return {a.name for a in self.anchors()}
+
+    def prose(self) -> list[str]:
+        """The lines with code (spans and blocks) and raw HTML blanked to spaces: the text in
+        which a citation or a marker is read. Line numbers are kept."""
+        if not self._blank:
+            return list(self.lines)
+        buf = bytearray(self._data)
+        for start, end in self._blank:
+            buf[start:end] = buf[start:end].translate(_TO_BLANK)
+        return split_lines(buf.decode("utf-8", "replace"))
+
+
+def _clean(text: str) -> str:
+    """What the parser is given: a leading BOM dropped (GitHub ignores it), and bytes that are
+    not UTF-8 (kept by git's decoding as surrogates) replaced, as a browser shows them."""
+    if text.startswith(_BOM):
+        text = text[1:]
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = text.encode("utf-8", "replace").decode("utf-8")
+    return text
+
+
+class _Walk:
+    """One pass over the events, filling a :class:`Document`."""
+
+    def __init__(self, text: str, where: str | None):
+        self.where = where
+        clean = _clean(text)
+        self.data = clean.encode("utf-8")
+        # Where each line starts (a byte offset), from the lines' lengths in one C-level pass.
+        starts = list(
+            itertools.accumulate((len(ln) + 1 for ln in self.data.split(b"\n")), initial=0)
+        )
+        starts.pop()
+        self.starts = starts
+        self.doc = Document(split_lines(text), _data=self.data, _starts=starts)
+        self.doc.code_mask = [False] * len(self.doc.lines)
+        self.clean = clean
+
+    def line(self, offset: int) -> int:
+        return bisect.bisect_right(self.starts, offset)
+
+    def src(self, start: int, end: int) -> str:
+        return self.data[start:end].decode("utf-8")
+
+    def run(self) -> Document:
+        doc = self.doc
+        line_of = self.line
+        data = self.data
+        blank = doc._blank.append
+        blocks: list[str] = []  # the open block tags
+        in_item = False  # the innermost open block is a list item (a tight item's text)
+        depth = 0  # every open tag, inline ones included
+        image = 0  # open images: their alt text is no rendered text of a heading or cell
+        collect: list[str] | None = None  # rendered text of the open heading or cell
+        heading: list[int] | None = None  # [line, level, first, last offset of its text]
+        cell_at = 0
+        row: Row | None = None
+        para_at = -1  # offset of the open paragraph (explicit, or a tight item's text), or -1
+        para_end = 0
+        para_quote = 0
+        implicit = False
+        items: list[list[int]] = []  # per open item: [its line, the end of its text or 0]
+        html_pieces: list[tuple[int, str]] = []
+        quotes = 0
+
+        def close_para() -> None:
+            nonlocal para_at, implicit
+            self._paragraph(para_at, para_end, para_quote)
+            if in_item and items[-1][1] == 0:
+                items[-1][1] = line_of(max(para_end - 1, para_at))
+            para_at, implicit = -1, False
+
+        events = pyromark.events_with_range(self.clean, options=OPTIONS, merge_text=True)
+        for event, span in events:
+            # Each event and range is a fresh dict of ours: popitem / values are single C calls.
+            if event.__class__ is dict:
+                kind, value = event.popitem()
+            else:
+                kind, value = event, None
+            start, end = span.values()
+            if kind == "Text" and not in_item and heading is None:  # the common case, fast
+                if collect is not None and not image:
+                    collect.append(value)
+                continue
+            if kind == "Start":
+                if value.__class__ is str:
+                    name, payload = value, None
+                else:
+                    name, payload = value.popitem()
+                depth += 1
+                if depth > MAX_DEPTH:
+                    raise UsageError(
+                        f"markdown nested deeper than {MAX_DEPTH} levels: not judged",
+                        where=self.where,
+                    )
+                if name in _INLINE_TAGS:
+                    if in_item:
+                        if para_at < 0:
+                            para_at, para_quote, implicit = start, quotes, True
+                        para_end = max(para_end, end)
+                    if heading is not None:
+                        heading[2], heading[3] = min(heading[2], start), max(heading[3], end)
+                    if name == "Image":
+                        image += 1
+                    if (name == "Link" or name == "Image") and payload["link_type"] == "Inline":
+                        kind = "image" if name == "Image" else "link"
+                        doc.links.append(Link(line_of(end - 1), payload["dest_url"], kind))
+                    continue
+                if implicit:
+                    close_para()
+                if in_item and items[-1][1] == 0 and name != "Paragraph":
+                    items[-1][1] = items[-1][0]  # its first block is no text of its own
+                blocks.append(name)
+                in_item = name == "Item"
+                if name == "TableCell":
+                    cell_at, collect = start, []
+                elif name == "TableRow" or name == "TableHead":
+                    row = Row(line_of(start), name == "TableHead")
+                elif name == "Paragraph":
+                    para_at, para_end, para_quote = start, end, quotes
+                elif name == "Item":
+                    items.append([line_of(start), 0])
+                elif name == "Heading":
+                    heading = [line_of(start), int(payload["level"][1:]), end, start]
+                    collect = []
+                elif name == "BlockQuote":
+                    quotes += 1
+                elif name == "CodeBlock":
+                    self._mark_code(start, end)
+                    blank((start, end))
+                elif name == "HtmlBlock":
+                    html_pieces = []
+                    blank((start, end))
+                elif name == "Table":
+                    doc.tables.append(Table(line_of(start)))
+                continue
+            if kind == "End":
+                name = value if value.__class__ is str else value.popitem()[0]
+                depth -= 1
+                if name in _INLINE_TAGS:
+                    if name == "Image":
+                        image -= 1
+                    continue
+                if implicit:
+                    close_para()
+                blocks.pop()
+                in_item = bool(blocks) and blocks[-1] == "Item"
+                if name == "TableCell":
+                    if row is not None:
+                        row.cells.append(data[cell_at:end].decode("utf-8").strip(_BLANKS))
+                        row.plain.append("".join(collect or ()).strip(_BLANKS))
+                    collect = None
+                elif name == "TableRow" or name == "TableHead":
+                    if row is not None:
+                        doc.tables[-1].rows.append(row)
+                    row = None
+                elif name == "Paragraph":
+                    para_end = end
+                    close_para()
+                elif name == "Item":
+                    line, own = items.pop()
+                    doc.items.append(Item(line, own or line))
+                elif name == "Heading" and heading is not None:
+                    line, level, first, last = heading
+                    written = self.src(first, last).strip(_BLANKS) if last > first else ""
+                    doc.headings.append(Heading(line, level, written, "".join(collect or ())))
+                    heading, collect = None, None
+                elif name == "BlockQuote":
+                    quotes -= 1
+                elif name == "HtmlBlock":
+                    self._html(html_pieces)
+                continue
+            # A leaf event: text, code, HTML, a break, a rule, a footnote reference…
+            if in_item and kind != "Rule":
+                if para_at < 0:
+                    para_at, para_quote, implicit = start, quotes, True
+                para_end = max(para_end, end)
+            if heading is not None:
+                heading[2], heading[3] = min(heading[2], start), max(heading[3], end)
+            if kind == "Text":
+                if collect is not None and not image:
+                    collect.append(value)
+            elif kind == "Code":
+                blank((start, end))
+                if collect is not None and not image:
+                    collect.append(value)
+                if row is not None:
+                    row.codes.append(value)
+            elif kind == "SoftBreak" or kind == "HardBreak":
+                if collect is not None and not image:
+                    collect.append("\n")
+            elif kind == "Html":
+                html_pieces.append((start, value))
+                doc.html.append((line_of(start), value))
+            elif kind == "InlineHtml":
+                blank((start, end))
+                if value.startswith("<!--"):
+                    doc.html.append((line_of(start), value))
+                elif "=" in value:  # one whole tag: only one with attributes names an anchor
+                    _tag_anchors(value, line_of(start), doc)
+        self._definitions()
+        doc.links.sort(key=lambda link: link.line)
+        return doc
+
+    def _mark_code(self, start: int, end: int) -> None:
+        mask = self.doc.code_mask
+        for i in range(self.line(start) - 1, min(self.line(max(end - 1, start)), len(mask))):
+            mask[i] = True
+
+    def _paragraph(self, start: int, end: int, quoted: int) -> None:
+        pieces = self.src(start, end).split("\n")
+        if quoted:  # the block quote's markers on its later lines are no text
+            pieces[1:] = [p.lstrip("> \t") for p in pieces[1:]]
+        parts = [p for p in (p.strip(" \t\r") for p in pieces) if p]
+        if not parts:
+            return
+        first = self.line(start)
+        last = self.line(max(end - 1, start))
+        self.doc.paragraphs.append(Paragraph(first, last, len(" ".join(parts)), parts[0]))
+
+    def _html(self, pieces: list[tuple[int, str]]) -> None:
+        """The ``id`` and ``name`` attributes of the elements of an HTML block (outside its
+        comments)."""
+        in_comment = False
+        for offset, text in pieces:
+            in_comment = _element_anchors(text, in_comment, self.line(offset), self.doc)
+
+    def _definitions(self) -> None:
+        found = pyromark.reference_definitions(self.clean, options=OPTIONS)
+        for definition in found.values():
+            span = definition["span"]
+            start = span["start"]
+            text = self.src(start, span["end"])
+            line = self.line(start)
+            colon = text.find("]:")
+            rest = text[colon + 2 :] if colon >= 0 else text
+            if rest.partition("\n")[0].strip(_BLANKS) == "" and "\n" in rest:
+                line += 1  # the target sits on the next line
+            self.doc.links.append(Link(line, str(definition["dest"]), "definition"))
+
+
+def _element_anchors(text: str, in_comment: bool, line: int, doc: Document) -> bool:
+    """Add the anchors named by the elements of ``text`` (one line or one inline piece of raw
+    HTML) to ``doc``; returns whether a comment is still open at its end. Linear: each step
+    moves forward, and a quote or a tag that does not close ends the scan of the piece."""
+    i, n = 0, len(text)
+    while i < n:
+        if in_comment:
+            close = text.find("-->", i)
+            if close < 0:
+                return True
+            i, in_comment = close + 3, False
+            continue
+        at = text.find("<", i)
+        if at < 0:
+            return False
+        if text.startswith("<!--", at):
+            i, in_comment = at + 4, True
+            continue
+        j = at + 1
+        while j < n and (text[j].isascii() and (text[j].isalnum() or text[j] == "-")):
+            j += 1
+        if j == at + 1 or not text[at + 1].isalpha():
+            i = at + 1
+            continue
+        end = _attributes(text, j, at, line, doc)
+        if end < 0:
+            return False
+        i = end
+    return in_comment
+
+
+def _attributes(text: str, i: int, at: int, line: int, doc: Document) -> int:
+    """Read the attributes of the tag opened at ``at`` from ``i``; returns the offset past its
+    ``>`` (or -1 when it does not close in this piece). Each attribute is one match of a
+    regex whose parts cannot overlap (no backtracking)."""
+    found: list[str] = []
+    while True:
+        m = _ATTRIBUTE.match(text, i)
+        if m is None:
+            break
+        if m.group(1).lower() in ("id", "name"):
+            value = m.group(2) or m.group(3) or m.group(4)
+            if value:
+                found.append(html.unescape(value))
+        i = m.end()
+    m = _TAG_END.match(text, i)
+    if m is None:
+        # No ">" (or an unclosed quote): no tag here; stop the piece, so that no later "<"
+        # inside the quote is tried again (which would make the scan quadratic).
+        return -1
+    i = m.end()
+    element = text[at:i]
+    if len(element) > 80:
+        element = element[:77] + "..."
+    for value in found:
+        doc.html_anchors.append(Anchor(line, value, element, "html"))
+    return i
+
+
+_ATTRIBUTE = re.compile(
+    r"""[ \t\r\n]+([^ \t\r\n"'>/=]+)"""  # the name
+    r"""(?:[ \t\r\n]*=[ \t\r\n]*(?:"([^"]*)"|'([^']*)'|([^ \t\r\n"'=<>`]+)))?"""  # the value
+)
+_TAG_END = re.compile(r"[ \t\r\n]*/?>")
+
+
+def _tag_anchors(tag: str, line: int, doc: Document) -> None:
+    """The anchors named by one inline tag (the parser has checked its syntax)."""
+    name = _TAG_NAME.match(tag)
+    if name is None:
+        return
+    found = []
+    for m in _ATTRIBUTE.finditer(tag, name.end()):
+        if m.group(1).lower() in ("id", "name"):
+            value = m.group(2) or m.group(3) or m.group(4)
+            if value:
+                found.append(html.unescape(value))
+    element = tag if len(tag) <= 80 else tag[:77] + "..."
+    for value in found:
+        doc.html_anchors.append(Anchor(line, value, element, "html"))
+
+
+_TAG_NAME = re.compile(r"<[A-Za-z][A-Za-z0-9-]*")
+
+
+def parse(text: str, *, where: str | None = None) -> Document:
+    """Parse one document. Raises UsageError (naming ``where``) for nesting deeper than
+    :data:`MAX_DEPTH`."""
+    # The walk allocates an object per event and keeps many: the cycle collector, run every
+    # few hundred allocations over all of them, would make a large document quadratic.
+    for seen, doc in _LAST:
+        if seen == text:
+            return doc  # readers of one file (evidence's markers and its Now section) share it
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        doc = _Walk(text, where).run()
+    finally:
+        if enabled:
+            gc.enable()
+    _LAST[:] = [(text, doc), *_LAST[:1]]
+    return doc
+
+
+_LAST: list[tuple[str, Document]] = []  # the last two parses, the latest first
+
+
+def forget() -> None:
+    """Drop the remembered parses (a benchmark measures the parse itself)."""
+    _LAST.clear()
+
+
+def parse_lines(lines: list[str], *, where: str | None = None) -> Document:
+    return parse("\n".join(lines) + "\n" if lines else "", where=where)
+
+
+def code_mask(lines: list[str]) -> list[bool]:
+    """For each line, whether it lies in a code block (fenced, indented, in a list or not)."""
+    return parse_lines(lines).code_mask
+
+
+def headings(lines: list[str]) -> list[Heading]:
+    return parse_lines(lines).headings
 
 
 def sections(lines: list[str], found: list[Heading] | None = None) -> list[Section]:
@@ -195,71 +568,56 @@ def sections(lines: list[str], found: list[Heading] | None = None) -> list[Secti
     return out
 
 
+def code_texts(text: str) -> list[str]:
+    """The text of each code span of ``text`` (a line read as markdown), in order."""
+    out: list[str] = []
+    for event, _ in pyromark.events_with_range(text.strip(_BLANKS), options=OPTIONS):
+        if event.__class__ is dict and "Code" in event:
+            out.append(str(event["Code"]).strip(" \t\n"))
+    return out
+
+
 def strip_numbering(text: str) -> str:
     """``6. Now`` -> ``Now``; ``2.1 Owed`` -> ``Owed``; other text unchanged."""
-    s = text.lstrip(_BLANKS)
-    i = 0
-    n = len(s)
-    while True:
-        j = i
-        while j < n and s[j].isdigit() and s[j].isascii():
-            j += 1
-        if j == i:
-            return text
-        i = j
-        if i < n and s[i] == "." and i + 1 < n and s[i + 1].isdigit():
-            i += 1
-            continue
-        break
-    if i < n and s[i] == ".":
-        i += 1
-    if i < n and s[i] in _BLANKS:
-        return s[i:].lstrip(_BLANKS)
-    return text
+    m = _NUMBERING.match(text)
+    return text[m.end() :] if m else text
 
 
-def plain_text(text: str) -> str:
-    """Inline markup reduced to the text GitHub renders: ``[text](url)`` -> ``text``, images
-    to their alt text, backticks and emphasis markers dropped (one linear pass)."""
+# Section numbering: digits, dot-separated groups, an optional final dot, then a blank. Each part
+# is unambiguous (digits, then a dot that must be followed by a digit or a blank): no backtracking.
+_NUMBERING = re.compile(r"[ \t]*[0-9]+(?:\.[0-9]+)*\.?[ \t]+")
+
+
+def slug(plain: str) -> str:
+    """GitHub's anchor for a heading's rendered text (before de-duplication): lower case;
+    what is not a letter, mark, number, connector (``_``), hyphen or space dropped; spaces to
+    hyphens."""
+    low = plain.lower()
+    if low.isascii():  # the common case, in one C-level pass
+        return low.translate(_ASCII_SLUG)
     out: list[str] = []
-    i, n = 0, len(text)
-    last_close = text.rfind(")")  # past it no link target can close: no search is repeated
-    while i < n:
-        ch = text[i]
-        if ch == "!" and i + 1 < n and text[i + 1] == "[":
-            i += 1
-            continue
-        if ch == "]" and i + 1 < n and text[i + 1] == "(" and i + 2 <= last_close:
-            close = text.find(")", i + 2)
-            if close >= 0:
-                i = close + 1
-                continue
-        if ch in "[]`*":
-            i += 1
-            continue
-        out.append(ch)
-        i += 1
-    return "".join(out)
-
-
-def slug(text: str) -> str:
-    """GitHub's anchor for a heading's text (before de-duplication)."""
-    out: list[str] = []
-    for ch in plain_text(text).strip().lower():
+    for ch in low:
         if ch == " ":
             out.append("-")
-        elif ch in "-_" or unicodedata.category(ch)[0] in "LNM":
+        elif ch == "-" or unicodedata.category(ch) in _KEPT:
             out.append(ch)
     return "".join(out)
 
 
-def anchors(found: list[Heading]) -> list[str]:
+_KEPT = frozenset(["Lu", "Ll", "Lt", "Lm", "Lo", "Mn", "Mc", "Me", "Nd", "Nl", "No", "Pc"])
+_ASCII_SLUG = {
+    c: ("-" if c == 32 else (chr(c) if chr(c).isalnum() or chr(c) in "-_" else None))
+    for c in range(128)
+}
+
+
+def anchor_names(found: list[Heading]) -> list[str]:
     """The anchor of each heading, repeats suffixed ``-1``, ``-2``… as GitHub does."""
     seen: dict[str, int] = {}
     taken: set[str] = set()
     out: list[str] = []
     for h in found:
-        base = slug(h.text)
+        base = slug(h.plain)
         candidate = base
         if candidate in taken:
             k = seen.get(base, 0)
@@ -272,67 +630,3 @@ def anchors(found: list[Heading]) -> list[str]:
         taken.add(candidate)
         out.append(candidate)
     return out
-
-
-def code_spans(line: str) -> list[tuple[int, int]]:
-    """The ``[start, end)`` character ranges of the inline code spans of one line, backtick
-    runs included: a run of N backticks opens a span that the next run of exactly N closes;
-    a run without a partner is literal text. A backslash before a run escapes its first
-    backtick (outside a span). Linear apart from a binary search per run: a run's partner is
-    looked up among the runs of its length, never searched for along the line again."""
-    runs: list[tuple[int, int]] = []  # (start, length) of each backtick run
-    i, n = 0, len(line)
-    while True:
-        i = line.find("`", i)
-        if i < 0:
-            break
-        j = i
-        while j < n and line[j] == "`":
-            j += 1
-        runs.append((i, j - i))
-        i = j
-    if len(runs) < 2:
-        return []
-    by_length: dict[int, list[int]] = {}  # run length -> indices of the runs of that length
-    for k, (_, length) in enumerate(runs):
-        by_length.setdefault(length, []).append(k)
-    spans: list[tuple[int, int]] = []
-    k = 0
-    while k < len(runs):
-        start, length = runs[k]
-        if start > 0 and line[start - 1] == "\\" and not _escaped_backslash(line, start - 1):
-            start, length = start + 1, length - 1  # the first backtick is a literal one
-        later = by_length.get(length, []) if length else []
-        at = bisect.bisect_right(later, k)
-        if at == len(later):
-            k += 1
-            continue
-        close = later[at]
-        spans.append((start, runs[close][0] + runs[close][1]))
-        k = close + 1
-    return spans
-
-
-def _escaped_backslash(line: str, at: int) -> bool:
-    """Whether the backslash at ``at`` is itself escaped (an odd run of backslashes before)."""
-    count = 0
-    while at - 1 - count >= 0 and line[at - 1 - count] == "\\":
-        count += 1
-    return count % 2 == 1
-
-
-def blank_code_spans(line: str) -> str:
-    """``line`` with every inline code span (backticks and content) replaced by spaces, so
-    that what lies inside code is never read as a link, a citation or a marker; columns keep
-    their positions."""
-    spans = code_spans(line)
-    if not spans:
-        return line
-    out: list[str] = []
-    at = 0
-    for start, end in spans:
-        out.append(line[at:start])
-        out.append(" " * (end - start))
-        at = end
-    out.append(line[at:])
-    return "".join(out)

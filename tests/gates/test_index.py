@@ -168,7 +168,7 @@ def test_row_malformed_cases(repo: Repo) -> None:
         "| 3 | R3 | t | k |\n",  # no #
         "| #4 | r4 | t | k |\n",  # row id must start upper-case or digit
         "| #5 | R5 |  | k |\n",  # empty title
-        "#6 | R6 | t | k |\n",  # no leading pipe
+        "#6 R6 t k\n",  # no cell boundary at all
         "| #7 | R7 | t \\| k |\n",  # the pipe is escaped: three cells
     ]
     repo.commit("Rows\n\nBody.\n", {IDX: index(row(1), *bad, "\n", row(8))})

@@ -3,6 +3,7 @@ finder on hostile input."""
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 from typing import Any
@@ -306,7 +307,7 @@ def test_text_report_names_file_and_line(repo: Repo) -> None:
 
 # -- the link finder ---------------------------------------------------------------------------
 def targets(doc: str) -> list[str]:
-    return [link.target for link in mdlinks.find_links(markdown.split_lines(doc))]
+    return [link.target for link in markdown.parse(doc).links]
 
 
 @pytest.mark.parametrize(
@@ -320,7 +321,7 @@ def targets(doc: str) -> list[str]:
         ("[a](b(c.md)", []),
         ("[a] (b.md)", []),
         ("[outer [inner](in.md) text](out.md)", ["in.md"]),
-        ("[![img](i.png)](l.md)", ["i.png", "l.md"]),
+        ("[![img](i.png)](l.md)", ["l.md", "i.png"]),
         ("`[a](b.md)` [c](d.md)", ["d.md"]),
         ("`` a ` [x](y.md) ``", []),
         ("\\`[a](b.md)`", ["b.md"]),
@@ -371,10 +372,8 @@ ADVERSARIAL = [
 
 @pytest.mark.parametrize("line", ADVERSARIAL, ids=range(len(ADVERSARIAL)))
 def test_link_finder_is_linear_on_a_1_mib_line(line: str) -> None:
-    lines = [line]
     start = time.perf_counter()
-    mdlinks.find_links(lines)
-    mdlinks.html_anchors(lines)
+    markdown.parse(line).anchors()
     assert time.perf_counter() - start < 5, "a 1 MiB line must be scanned in linear time"
 
 
@@ -402,3 +401,52 @@ def test_this_repository_links_resolve() -> None:
     gate = run.json()["gates"][0]
     assert (run.exit_code, gate["findings"]) == (0, []), gate
     assert gate["stats"]["files"] >= 5
+
+
+# -- tools links anchors -----------------------------------------------------------------------
+def anchors(repo: Repo, *args: str) -> Any:
+    """``tools links anchors`` run from the repository's root (FILE paths are the cwd's)."""
+    return run_cli(["links", "anchors", *args], cwd=repo.path)
+
+
+ANCHORED = '# Guide\n\n> ## In a quote\n\n### <a id="cpp"></a>C++\n\n## Guide\n'
+
+
+def test_anchors_lists_each_anchor_with_its_line_and_source(repo: Repo) -> None:
+    make(repo, ANCHORED)
+    run = anchors(repo, "--format", "json", "docs/page.md", "docs/sub/deep.md")
+    assert run.exit_code == 0, run.stderr
+    gate = run.json()["gates"][0]
+    got = [(f["rule"], f["path"], f["line"], f["message"]) for f in gate["findings"]]
+    assert got == [
+        ("anchor", "docs/page.md", 1, "#guide  (heading 'Guide')"),
+        ("anchor", "docs/page.md", 3, "#in-a-quote  (heading 'In a quote')"),
+        ("anchor", "docs/page.md", 5, "#c  (heading '<a id=\"cpp\"></a>C++')"),
+        ("anchor", "docs/page.md", 5, "#cpp  (element '<a id=\"cpp\">')"),
+        ("anchor", "docs/page.md", 7, "#guide-1  (heading 'Guide')"),
+        ("anchor", "docs/sub/deep.md", 1, "#deep  (heading 'Deep')"),
+    ]
+    assert gate["stats"] == {"files": 2, "anchors": 6}
+
+
+@pytest.mark.parametrize("fmt", ["text", "github", "sarif"])
+def test_anchors_in_every_format(repo: Repo, fmt: str) -> None:
+    make(repo, ANCHORED)
+    run = anchors(repo, "--format", fmt, "docs/page.md")
+    assert run.exit_code == 0, run.stderr
+    if fmt == "text":
+        assert "docs/page.md:5: #cpp  (element '<a id=\"cpp\">')" in run.stdout
+    elif fmt == "github":
+        assert "::notice file=docs/page.md,line=7,title=links/anchor::#guide-1" in run.stdout
+    else:
+        results = json.loads(run.stdout)["runs"][0]["results"]
+        assert [r["ruleId"] for r in results] == ["links/anchor"] * 5
+        assert results[1]["locations"][0]["physicalLocation"]["region"]["startLine"] == 3
+
+
+def test_anchors_of_a_missing_file_is_exit_2(repo: Repo) -> None:
+    make(repo, ANCHORED)
+    run = anchors(repo, "docs/page.md", "docs/nope.md")
+    assert run.exit_code == 2
+    assert run.stderr.strip() == "error: docs/nope.md: cannot read: No such file or directory"
+    assert run.stdout == ""

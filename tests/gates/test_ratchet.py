@@ -504,7 +504,7 @@ def test_markdown_kind_counts_and_ratchets_its_four_buckets(repo: Repo) -> None:
     }
     repo.commit("Baseline\n\nBody.\n")
     repo.branch("topic")
-    grown = text + "\n## B\n\n" + "word " * 20 + "\n\n| " + "x" * 11 + " | y |\n"
+    grown = text + "\n## B\n\n" + "word " * 20 + "\n\n| " + "x" * 11 + " | y |\n|---|---|\n"
     repo.commit("Grow\n\nBody.\n", {"README.md": grown})
     run = check(repo, "--base", "main")
     assert run.exit_code == 1

@@ -20,7 +20,7 @@ from tests.test_evidence import (
     reverted_arm,
     run_record,
 )
-from tools import ledger
+from tools import ledger, markdown
 from tools.gates.spec import citations
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -196,7 +196,8 @@ def test_no_index_makes_every_citation_unknown(repo: Repo) -> None:
 
 def test_citations_parser() -> None:
     assert citations("#1, (#22) [#3](u) #4.") == [(1, 1), (22, 6), (3, 12), (4, 19)]
-    assert citations("`#1` #2abc #3-now #3-#4 a#5 ##6 \\#7") == [(3, 19), (4, 22)]
+    prose = markdown.parse("`#1` #2abc #3-now #3-#4 a#5 ##6 \\#7 <!-- #8 -->").prose()[0]
+    assert citations(prose) == [(3, 19), (4, 22)]
 
 
 # -- evidence -----------------------------------------------------------------------------------

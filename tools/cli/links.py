@@ -1,11 +1,26 @@
-"""``tools links check``: relative links and anchors of the repository's markdown."""
+"""``tools links check``: relative links and anchors of the repository's markdown;
+``tools links anchors FILE…``: the anchors GitHub makes in each file."""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Annotated
+
 import typer
 
-from tools.cli.common import command, new_app, run_gates
+from tools.cli.common import command, finish, new_app, run_gates
+from tools.errors import UsageError
 from tools.options import Options
+from tools.report import Report
+
+
+def _read(path: str) -> bytes:
+    try:
+        return Path(path).read_bytes()
+    except IsADirectoryError:
+        raise UsageError("is a folder, not a markdown file", where=path) from None
+    except OSError as exc:
+        raise UsageError(f"cannot read: {exc.strerror}", where=path) from None
 
 
 def register(app: typer.Typer) -> None:
@@ -18,5 +33,17 @@ def register(app: typer.Typer) -> None:
         existing path, #anchors a heading, #L10-L20 lines within the file. With --staged the
         staged files and tree are judged."""
         run_gates(opts, ["links"])
+
+    @links.command("anchors")
+    @command()
+    def links_anchors(
+        opts: Options,
+        files: Annotated[list[str], typer.Argument(help="Markdown files to list.")],
+    ) -> None:
+        """List each file's anchors as GitHub makes them: line, #anchor, and the heading text
+        or the HTML element that names it (info findings, in every --format)."""
+        from tools.gates.links import list_anchors
+
+        finish(Report([list_anchors(files, _read)]), opts, summary=False)
 
     app.add_typer(links, name="links")

@@ -192,44 +192,35 @@ class MatrixRow:
     states: tuple[str, ...]  # the backticked tokens of `states` on the line, in order
 
 
-def _first_cell(body: str) -> str:
-    """The first cell of a table row that starts with ``|`` (escaped pipes kept)."""
-    at = body.find("|", 1)
-    while at >= 0:
-        k = at
-        while k > 1 and body[k - 1] == "\\":
-            k -= 1
-        if (at - k) % 2 == 0:
-            return body[1:at].strip(" \t")
-        at = body.find("|", at + 1)
-    return body[1:].strip(" \t")
-
-
-def _is_delimiter(body: str) -> bool:
-    return bool(body.strip(" \t|")) and not body.strip(" \t|:-")
+def table_rows(doc: markdown.Document) -> list[tuple[int, str, str, list[str]]]:
+    r"""(1-based line, first cell, line, code spans) of each row of each GFM table of a
+    matrix file (the header row included, the delimiter row not): a table ends at a blank
+    line, a row needs no trailing pipe, and ``\|`` is an escaped pipe inside a cell (kept in
+    the first cell)."""
+    return [
+        (row.line, row.cells[0] if row.cells else "", doc.lines[row.line - 1], row.codes)
+        for table in doc.tables
+        for row in table.rows
+    ]
 
 
 def _row_lines(text: str) -> list[tuple[int, str, str]]:
-    """(1-based line, first cell, line) of each table row of a matrix file: lines starting
-    with ``|`` outside fenced code, the delimiter row excepted."""
-    lines = markdown.split_lines(text)
-    mask = markdown.code_mask(lines)
-    rows: list[tuple[int, str, str]] = []
-    for i, line in enumerate(lines):
-        body = line.lstrip(" \t")
-        if mask[i] or not body.startswith("|") or _is_delimiter(body):
-            continue
-        rows.append((i + 1, _first_cell(body), line))
-    return rows
+    """(1-based line, first cell, line) of each table row of a matrix file."""
+    return [(n, key, line) for n, key, line, _ in table_rows(markdown.parse(text))]
 
 
-def _states(line: str, states: frozenset[str]) -> tuple[str, ...]:
-    return tuple(tok for tok in mdlinks.code_span_contents(line) if tok in states)
+def _states(line: str, states: frozenset[str], codes: list[str] | None = None) -> tuple[str, ...]:
+    """The state tokens of a row line, in order (``codes``: its code spans, when known)."""
+    found = markdown.code_texts(line) if codes is None else [c.strip(" \t\n") for c in codes]
+    return tuple(tok for tok in found if tok in states)
 
 
 def matrix_rows(text: str, states: frozenset[str]) -> list[MatrixRow]:
     """The table rows of a matrix file, each with its state tokens."""
-    return [MatrixRow(n, key, line, _states(line, states)) for n, key, line in _row_lines(text)]
+    return [
+        MatrixRow(n, key, line, _states(line, states, codes))
+        for n, key, line, codes in table_rows(markdown.parse(text))
+    ]
 
 
 def matrix_moves(
@@ -263,15 +254,16 @@ def matrix_moves(
 def now_is_filled(text: str) -> bool | None:
     """Whether a ``Now`` section (any level, numbered or not) holds anything but headings
     and blank lines; None when the file has no Now section."""
-    lines = markdown.split_lines(text)
-    found = markdown.headings(lines)
-    nows = [s for s in markdown.sections(lines, found) if s.heading.title == "now"]
+    doc = markdown.parse(text)
+    lines = doc.lines
+    nows = [s for s in doc.sections() if s.heading.title == "now"]
     if not nows:
         return None
+    heading_lines = {h.line for h in doc.headings}
     for section in nows:
-        for line in section.body(lines):
-            body = line.strip(" \t")
-            if not body or markdown.is_heading_line(line) or not body.strip("=-"):
+        for line_no in range(section.start, section.end + 1):
+            body = lines[line_no - 1].strip(" \t")
+            if not body or line_no in heading_lines or not body.strip("=-"):
                 continue  # blank, a subheading, or a setext underline / thematic break
             return True
     return False

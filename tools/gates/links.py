@@ -10,6 +10,7 @@ files git does not ignore), or with ``--staged`` the index: its files and its co
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import PurePosixPath
 
 from tools import markdown, mdlinks
@@ -17,6 +18,7 @@ from tools.context import Context
 from tools.errors import UsageError
 from tools.git import decode
 from tools.globs import Globs
+from tools.markdown import Link
 from tools.report import GateResult, Rule, declare
 
 NAME = "links"
@@ -31,6 +33,11 @@ RULES = declare(
             "a #L10 or #L10-L20 line anchor lies outside its target file",
         ),
         Rule("links-absent", "info", "no markdown file matches links.paths: nothing to judge"),
+        Rule(
+            "anchor",
+            "info",
+            "an anchor of a file as GitHub makes it (listed by `tools links anchors`)",
+        ),
     ],
 )
 
@@ -55,6 +62,7 @@ class _Tree:
         self.submodules = [p + "/" for p, (mode, _) in self.entries.items() if mode == _SUBMODULE]
         self._dirs: set[str] | None = None  # built on the first link to a folder
         self._lines: dict[str, list[str] | None] = {}
+        self._docs: dict[str, markdown.Document] = {}
         self._anchors: dict[str, set[str] | None] = {}
 
     @property
@@ -114,16 +122,20 @@ class _Tree:
             self._lines[path] = None if raw is None else markdown.split_lines(decode(raw))
         return self._lines[path]
 
-    def anchors(self, path: str) -> set[str] | None:
-        """The anchors of a markdown file: its headings' slugs and its explicit anchors."""
-        if path not in self._anchors:
+    def document(self, path: str) -> markdown.Document | None:
+        """A file parsed as markdown, once however many links name it."""
+        if path not in self._docs:
             lines = self.lines(path)
             if lines is None:
-                self._anchors[path] = None
-            else:
-                mask = markdown.code_mask(lines)
-                found = set(markdown.anchors(markdown.headings(lines, mask)))
-                self._anchors[path] = found | mdlinks.html_anchors(lines, mask)
+                return None
+            self._docs[path] = markdown.parse_lines(lines, where=path)
+        return self._docs[path]
+
+    def anchors(self, path: str) -> set[str] | None:
+        """The anchors of a markdown file: its headings' slugs and its HTML elements' names."""
+        if path not in self._anchors:
+            doc = self.document(path)
+            self._anchors[path] = None if doc is None else doc.anchor_set()
         return self._anchors[path]
 
 
@@ -137,7 +149,7 @@ def _hint(fragment: str, anchors: set[str]) -> str:
     return f" (did you mean #{near[0]}?)" if near else ""
 
 
-def _judge(result: GateResult, tree: _Tree, source: str, link: mdlinks.Link) -> None:
+def _judge(result: GateResult, tree: _Tree, source: str, link: Link) -> None:
     where = {"path": source, "line": link.line}
     try:
         target = mdlinks.resolve(source, link.target)
@@ -198,12 +210,33 @@ def run(ctx: Context) -> GateResult:
         return result
     checked = external = 0
     for path in files:
-        lines = tree.lines(path) or []
-        for link in mdlinks.find_links(lines, markdown.code_mask(lines)):
+        doc = tree.document(path)
+        for link in doc.links if doc is not None else []:
             if not link.target or mdlinks.is_external(link.target):
                 external += bool(link.target)
                 continue
             checked += 1
             _judge(result, tree, path, link)
     result.stats.update({"files": len(files), "links": checked, "external": external})
+    return result
+
+
+def list_anchors(paths: list[str], read: Callable[[str], bytes]) -> GateResult:
+    """``tools links anchors``: one ``anchor`` info per anchor of each file, in line order,
+    naming the heading text or the HTML element that makes it. ``read`` returns a file's
+    bytes (raising UsageError for one that cannot be read)."""
+    result = GateResult(NAME)
+    count = 0
+    for path in paths:
+        doc = markdown.parse(decode(read(path)), where=path)
+        for anchor in doc.anchors():
+            what = "heading" if anchor.kind == "heading" else "element"
+            result.add(
+                "anchor",
+                f"#{anchor.name}  ({what} {anchor.source!r})",
+                path=path,
+                line=anchor.line,
+            )
+            count += 1
+    result.stats.update({"files": len(paths), "anchors": count})
     return result

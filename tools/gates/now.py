@@ -58,52 +58,24 @@ def _is_date(value: str) -> bool:
     return [len(p) for p in parts] == [4, 2, 2] and all(p.isascii() and p.isdigit() for p in parts)
 
 
-def headings(lines: list[str], mask: list[bool] | None = None) -> list[str]:
-    """Heading titles (ATX and setext, outside fenced code), lower-cased, numbering dropped."""
-    return [h.title for h in markdown.headings(lines, mask)]
+def headings(doc: markdown.Document) -> list[str]:
+    """Heading titles (ATX and setext, anywhere GitHub renders one), lower-cased, numbering
+    dropped."""
+    return [h.title for h in doc.headings]
 
 
-def _item_indent(line: str) -> int | None:
-    """The indent of a list item's marker, or None when ``line`` is not a list item."""
-    if not markdown.is_list_item(line):
-        return None
-    return len(line) - len(line.lstrip(" \t"))
-
-
-def entries(lines: list[str], mask: list[bool] | None = None) -> list[tuple[int, int]]:
-    """(line number, length in characters) of each list item (with its continuation lines)
-    and each table row; lines inside fenced code blocks are neither."""
-    if mask is None:
-        mask = markdown.code_mask(lines)
-    found: list[tuple[int, int]] = []
-    i, n = 0, len(lines)
-    while i < n:
-        line = lines[i]
-        stripped = line.strip()
-        if mask[i]:
-            i += 1
-            continue
-        if stripped.startswith("|"):
-            found.append((i + 1, len(stripped)))
-            i += 1
-            continue
-        indent = _item_indent(line)
-        if indent is None:
-            i += 1
-            continue
-        length = len(stripped)
-        j = i + 1
-        while j < n and not mask[j]:
-            nxt = lines[j]
-            body = nxt.strip()
-            if not body or markdown.is_list_item(nxt) or body.startswith("|"):
-                break
-            if len(nxt) - len(nxt.lstrip()) <= indent and markdown.is_heading_line(nxt):
-                break
-            length += 1 + len(body)  # joined with one space, as rendered
-            j += 1
-        found.append((i + 1, length))
-        i = j
+def entries(doc: markdown.Document) -> list[tuple[int, int]]:
+    """(line number, length in characters) of each list item (its first line and the lines
+    of its own text, trimmed and joined with one space, as rendered) and each table row (the
+    header row included); code blocks hold neither."""
+    lines = doc.lines
+    found = [
+        (item.line, len(" ".join(ln.strip() for ln in lines[item.line - 1 : item.end])))
+        for item in doc.items
+    ]
+    for table in doc.tables:
+        found.extend((row.line, len(lines[row.line - 1].strip())) for row in table.rows)
+    found.sort()
     return found
 
 
@@ -117,10 +89,11 @@ def run(ctx: Context) -> GateResult:
         result.add("now-missing", f"{path} does not exist in {where}", path=path)
         return result
     lines = markdown.split_lines(decode(raw))
-    mask = markdown.code_mask(lines)
+    doc = markdown.parse_lines(lines, where=path)
     result.stats["lines"] = len(lines)
 
-    found = [(i + 1, v) for i, ln in enumerate(lines) if not mask[i] for v in stamps(ln)]
+    # A stamp is an HTML comment: one in code (a span or a block) is text, not a stamp.
+    found = [(line, v) for line, piece in doc.html for v in stamps(piece)]
     stamp_date: dt.date | None = None
     if not found:
         result.add("now-stamp", "no <!-- now-updated: YYYY-MM-DD --> stamp", path=path)
@@ -169,7 +142,7 @@ def run(ctx: Context) -> GateResult:
                     line=found[0][0],
                 )
 
-    present = set(headings(lines, mask))
+    present = set(headings(doc))
     for heading in cfg["headings"]:
         if heading.strip().lower() not in present:
             result.add("now-heading", f"required heading {heading!r} is absent", path=path)
@@ -181,7 +154,7 @@ def run(ctx: Context) -> GateResult:
             path=path,
             line=cfg["max_lines"] + 1,
         )
-    for line_no, length in entries(lines, mask):
+    for line_no, length in entries(doc):
         if length > cfg["max_entry"]:
             result.add(
                 "now-long-entry",

@@ -49,14 +49,14 @@ MARKDOWN_SUFFIXES = (".md", ".markdown")
 _NOT_BEFORE = frozenset("_&#/\\")  # a word, an HTML entity (&#35;), a repo ref (o/r#1), ##1
 
 
-def citations(line: str) -> list[tuple[int, int]]:
-    """``(issue number, column)`` of each ``#N`` citation on ``line``, outside code spans.
+def citations(text: str) -> list[tuple[int, int]]:
+    """``(issue number, column)`` of each ``#N`` citation of ``text`` (a line of prose: code
+    and raw HTML already blanked, see :meth:`tools.markdown.Document.prose`).
 
     ``#N`` counts when nothing word-like is glued to it: not after a letter, digit, ``_``,
     ``&``, ``#``, ``/`` or ``\\``, and not followed by a letter, digit, ``_`` or ``-`` and a
     letter/digit (so a heading anchor such as ``#6-now`` is not a citation). One linear scan.
     """
-    text = markdown.blank_code_spans(line)
     found: list[tuple[int, int]] = []
     n = len(text)
     at = text.find("#")
@@ -181,9 +181,9 @@ def run(ctx: Context) -> GateResult:
         lines = markdown.split_lines(decode(raw))
         spec = _Spec(path, lines)
         specs.append(spec)
-        mask = markdown.code_mask(lines)
-        found = markdown.headings(lines, mask)
-        sections = markdown.sections(lines, found)
+        doc = markdown.parse_lines(lines, where=path)
+        found = doc.headings
+        sections = doc.sections()
         owed = next((s for s in sections if s.heading.title == "owed"), None)
         now = next((s for s in sections if s.heading.title == "now"), None)
         for title, section in (("Owed", owed), ("Now", now)):
@@ -195,10 +195,11 @@ def run(ctx: Context) -> GateResult:
                 )
         if owed is not None:
             heading_lines = {h.line for h in found}
+            prose = doc.prose()
             for line_no in range(owed.start, owed.end + 1):
-                if mask[line_no - 1] or line_no in heading_lines:
+                if line_no in heading_lines:
                     continue
-                for issue, _ in citations(lines[line_no - 1]):
+                for issue, _ in citations(prose[line_no - 1]):
                     cited.append((path, line_no, issue))
         blocks, problems = evidence.scan_blocks("\n".join(lines) + "\n")
         for problem in problems:

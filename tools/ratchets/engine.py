@@ -392,7 +392,9 @@ def count(
         for r in wanted[path]:
             res = results[r.name]
             if r.kind == "markdown":
-                counts, sites = md_kind.measure(decode(data), r.paragraph_max, r.cell_max)
+                counts, sites = md_kind.measure(
+                    decode(data), r.paragraph_max, r.cell_max, where=path
+                )
                 res.counts["chars"] += counts["chars"]
                 res.per_file[path] = {"chars": counts["chars"]} if counts["chars"] else {}
                 raw_sites[r.name][path] = sites
