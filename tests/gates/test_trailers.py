@@ -768,3 +768,71 @@ def test_range_without_paths_is_opt_in(repo: Repo) -> None:
     bare = Context(Options(repo=repo.path, base="main", range_paths=False)).range.commits
     assert [c.changes[0].path for c in default] == ["src/a.c"]
     assert [(c.sha, c.message, c.changes) for c in bare] == [(default[0].sha, GOOD.encode(), [])]
+
+
+# -- marker_placement: line and assisted_by_format (SPEC §4.2, added 2026-12) ----------------
+
+GLUED = f"Add the widget\n\nWhy.\n\n{MARKER}\n{TRAILERS}"
+
+
+def test_a_glued_marker_is_accepted_with_placement_line(repo: Repo) -> None:
+    work_repo(repo, {"trailers": {"marker_placement": "line"}})
+    raw_commit(repo, GLUED)
+    code, gate = check(repo)
+    assert code == 0 and rules(gate) == [], gate
+    # The same message under the default placement is no marker paragraph.
+    repo.write(".agents/protocol.yaml", "{}\n")
+    code, gate = check(repo)
+    assert code == 1 and "marker-missing" in rules(gate)
+
+
+def test_placement_line_still_reads_the_trailers_below_the_marker(repo: Repo) -> None:
+    work_repo(repo, {"trailers": {"marker_placement": "line"}})
+    bad = GLUED.replace("Following-Agents-Protocol: true", "Following-Agents-Protocol: yes")
+    raw_commit(repo, bad)
+    code, gate = check(repo)
+    assert code == 1
+    assert [(f["rule"], f["line"]) for f in gate["findings"]] == [("trailer-value", 6)]
+
+
+@pytest.mark.parametrize(
+    ("msg", "rule", "line"),
+    [
+        (f"{MARKER}\n\nWhy.\n\n{TRAILERS}", "marker-missing", None),  # the subject is no marker
+        ("Add it\n\nWhy.\n\n" + TRAILERS, "marker-missing", None),
+        (f"Add it\n\n{MARKER}\n\nWhy.\n\n{MARKER}\n{TRAILERS}", "marker-duplicate", 7),
+        (f"Add it\n\nWhy.\n\n{TRAILERS}{MARKER}\n", "marker-last", 8),
+    ],
+)
+def test_placement_line_rules_fire(repo: Repo, msg: str, rule: str, line: int | None) -> None:
+    work_repo(repo, {"trailers": {"marker_placement": "line"}})
+    raw_commit(repo, msg)
+    code, gate = check(repo)
+    assert code == 1 and rule in rules(gate), gate
+    assert next(f["line"] for f in gate["findings"] if f["rule"] == rule) == line
+
+
+def test_assisted_by_format_replaces_the_id_model_tool_check(repo: Repo) -> None:
+    spaced = TRAILERS.replace(
+        "claude:opus-4 [claude-code]", "Claude Code:claude-opus-4-8 [ClaudeCode]"
+    )
+    work_repo(repo)
+    raw_commit(repo, message(trailers=spaced))
+    code, gate = check(repo)
+    assert code == 1 and rules(gate) == ["assisted-by-format"]
+    pattern = r"[A-Za-z][A-Za-z0-9 ._-]*:\S+( \[[^\]]+\])+"
+    repo.write(
+        ".agents/protocol.yaml", yaml.safe_dump({"trailers": {"assisted_by_format": pattern}})
+    )
+    code, gate = check(repo)
+    assert code == 0 and rules(gate) == [], gate
+    raw_commit(repo, message(trailers=spaced.replace(" [ClaudeCode]", "")))
+    code, gate = check(repo)
+    assert code == 1 and rules(gate) == ["assisted-by-format"]
+    assert "assisted_by_format" in gate["findings"][0]["message"]
+
+
+def test_a_bad_assisted_by_format_regex_is_exit_2(repo: Repo) -> None:
+    work_repo(repo, {"trailers": {"assisted_by_format": "([unclosed"}})
+    run = repo.tools("trailers", "check", "--base", "main")
+    assert run.exit_code == 2 and "assisted_by_format" in run.stderr

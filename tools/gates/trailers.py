@@ -235,8 +235,12 @@ def judge(
         elif marker is not None:
             emit("marker-missing", f"the message is empty: no {marker} paragraph", None)
         return
+    glued: int | None = None
     if marker is not None:
-        _marker(lines, text, marker, emit, strict=strict)
+        if cfg["marker_placement"] == "line":
+            glued = _marker_line(lines, text, marker, emit, strict=strict)
+        else:
+            _marker(lines, text, marker, emit, strict=strict)
     if not strict:
         return
     if "---" in text:
@@ -246,10 +250,10 @@ def judge(
                 "a `---` line is git's patch divider: `git am` drops it and everything below",
                 line,
             )
-    block = find_block(text)
+    block = find_block(text) if glued is None else _block_without(lines, glued)
     _required(lines, block, cfg, emit)
     if cfg["assisted_by"]:
-        _assisted_by(block, emit)
+        _assisted_by(block, cfg["assisted_by_format"], emit)
     _authorship(block, cfg, emit)
     if filled:
         for n, line in enumerate(lines, start=1):
@@ -283,6 +287,41 @@ def _marker(lines: list[str], text: str, marker: str, emit: Emit, *, strict: boo
                 "of their own",
                 own[0],
             )
+
+
+def _marker_line(
+    lines: list[str], text: str, marker: str, emit: Emit, *, strict: bool
+) -> int | None:
+    """``marker_placement: line``: the marker is a line of its own anywhere after the subject,
+    glued to the trailers below it or not. Returns the line of a glued marker (one that shares
+    its paragraph), whose trailer block is read with that line removed; else None."""
+    subject = next((n for n, line in enumerate(lines, start=1) if not is_blank(line)), 0)
+    found = [n for n in marker_lines(text, marker) if n > subject]
+    if not found:
+        emit(
+            "marker-missing",
+            f"no {marker} line after the subject (a line that is the marker)",
+            None,
+        )
+        return None
+    for line in found[1:]:
+        emit("marker-duplicate", f"{marker} again (first at line {found[0]})", line)
+    first = found[0]
+    if strict and all(is_blank(line) for line in lines[first:]):
+        emit("marker-last", f"{marker} is the last line: the trailers must follow it", first)
+    return None if is_own_paragraph(lines, first) else first
+
+
+def _block_without(lines: list[str], drop: int) -> Block:
+    """The trailer block as git reads the message without line ``drop``; lines mapped back."""
+    rest = lines[: drop - 1] + lines[drop:]
+    block = find_block("\n".join(rest) + "\n")
+
+    def back(n: int | None) -> int | None:
+        return None if n is None else n + 1 if n >= drop else n
+
+    moved = tuple(t._replace(line=back(t.line) or t.line) for t in block.trailers)
+    return Block(moved, back(block.start), back(block.end), block.squash)
 
 
 def _required(lines: list[str], block: Block, cfg: dict[str, Any], emit: Emit) -> None:
@@ -324,7 +363,7 @@ def _stray_hint(lines: list[str], block: Block, key: str) -> str:
     return ""
 
 
-def _assisted_by(block: Block, emit: Emit) -> None:
+def _assisted_by(block: Block, pattern: str | None, emit: Emit) -> None:
     flags = block.get(AI_ASSISTED)
     notes = block.get(ASSISTED_BY)
     flag = flags[0].value if flags else None
@@ -341,6 +380,17 @@ def _assisted_by(block: Block, emit: Emit) -> None:
                 "`AI-Assisted: false` with an `Assisted-by:` trailer",
                 t.line,
             )
+    if pattern is not None:
+        regex = _format_regex(pattern)
+        for t in notes:
+            if regex.fullmatch(t.value) is None:
+                emit(
+                    "assisted-by-format",
+                    f"`Assisted-by: {t.value}` does not match trailers.assisted_by_format "
+                    f"{pattern!r}",
+                    t.line,
+                )
+        return
     for t in notes:
         if not assisted_by_ok(t.value):
             emit(
@@ -349,6 +399,11 @@ def _assisted_by(block: Block, emit: Emit) -> None:
                 "_ . -; a model without spaces; at least one bracketed tool)",
                 t.line,
             )
+
+
+@functools.lru_cache(maxsize=8)
+def _format_regex(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern)
 
 
 @functools.lru_cache(maxsize=8)
