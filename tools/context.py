@@ -144,6 +144,29 @@ class Context:
             )
         return sel.commits
 
+    def describe(self) -> dict[str, object]:
+        """What a report says it judged (SPEC §3.2's extensions): the tool, the effective
+        config's sha256 and, when a range gate read one, the range."""
+        import hashlib
+        import json
+
+        from tools import __version__
+
+        canonical = json.dumps(self.config, sort_keys=True, separators=(",", ":"))
+        out: dict[str, object] = {
+            "tool": {"name": "tools", "version": __version__},
+            "config_sha256": hashlib.sha256(canonical.encode()).hexdigest(),
+        }
+        sel = self.__dict__.get("range")  # only if a gate asked for it: never computed here
+        if isinstance(sel, RangeSelection) and sel.mode != "commit" and sel.base and sel.head:
+            out["range"] = {
+                "base": sel.base,
+                "head": sel.head,
+                "merge_base": sel.merge_base,
+                "commits": len(sel.commits),
+            }
+        return out
+
     # -- contents -----------------------------------------------------------------------------
     def read_current(self, path: str) -> bytes | None:
         """``path`` as the gate should judge it now: the staged blob or the working tree file."""

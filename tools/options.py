@@ -24,6 +24,9 @@ class Options:
     require_commits: bool = False
     # False: the range is read without changed paths (commands that judge messages only).
     range_paths: bool = True
+    # The text format: findings per gate (0: all), or one line per rule instead.
+    max_findings: int = 50
+    statistics: bool = False
     # True: a bare repository may be judged (commands that read only commit messages).
     bare_ok: bool = False
     extra: dict[str, Any] = field(default_factory=dict)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 Status = Literal["pass", "fail", "skip"]
 Severity = Literal["error", "warning", "info"]
@@ -55,6 +55,13 @@ def declared() -> dict[str, dict[str, Rule]]:
     return {gate: dict(rules) for gate, rules in _DECLARED.items()}
 
 
+class Site(NamedTuple):
+    """One place a finding names (a ratchet regression names every new site)."""
+
+    path: str
+    line: int | None = None
+
+
 @dataclass
 class Finding:
     rule: str
@@ -63,9 +70,17 @@ class Finding:
     commit: str | None = None
     path: str | None = None
     line: int | None = None
+    # Every place the finding names, complete (the first is ``path``/``line``); () for one.
+    sites: tuple[Site, ...] = ()
+
+    def places(self) -> tuple[Site, ...]:
+        """Where renderers annotate: every site, or the one ``path``/``line``."""
+        if self.sites:
+            return self.sites
+        return (Site(self.path, self.line),) if self.path else ()
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "rule": self.rule,
             "severity": self.severity,
             "message": self.message,
@@ -73,6 +88,9 @@ class Finding:
             "path": self.path,
             "line": self.line,
         }
+        if self.sites:
+            out["sites"] = [{"path": s.path, "line": s.line} for s in self.sites]
+        return out
 
 
 @dataclass
@@ -110,6 +128,7 @@ class GateResult:
         commit: str | None = None,
         path: str | None = None,
         line: int | None = None,
+        sites: tuple[Site, ...] = (),
     ) -> Finding:
         """File a finding under a rule this gate declared (its declared severity unless
         ``severity`` overrides it, as config and debt exceptions do)."""
@@ -117,7 +136,9 @@ class GateResult:
         if declared_rule is None:
             raise UndeclaredRule(f"gate {self.gate!r} filed undeclared rule {rule!r}")
         sev = severity or declared_rule.severity
-        finding = Finding(rule, sev, message, commit=commit, path=path, line=line)
+        if sites and path is None:
+            path, line = sites[0]
+        finding = Finding(rule, sev, message, commit=commit, path=path, line=line, sites=sites)
         self.findings.append(finding)
         return finding
 
@@ -138,6 +159,8 @@ class GateResult:
 @dataclass
 class Report:
     gates: list[GateResult] = field(default_factory=list)
+    # What was judged: the tool, the effective config's sha256, the range (SPEC §3.2).
+    meta: dict[str, Any] = field(default_factory=dict)
 
     @property
     def status(self) -> Status:
@@ -158,6 +181,7 @@ class Report:
         return {
             "schema": REPORT_SCHEMA_ID,
             "status": self.status,
+            **self.meta,
             "gates": [g.to_json() for g in self.gates],
         }
 
@@ -237,9 +261,29 @@ def _finding_lines(f: Finding, color: bool) -> list[str]:
     return [f"{head} {visible(first)}"] + [f"      {visible(line)}" for line in rest]
 
 
-def render_text(report: Report, *, summary: bool, color: bool = False) -> str:
+@dataclass(frozen=True)
+class TextOptions:
+    """How much of the findings the text format prints (json, github, sarif: everything)."""
+
+    max_findings: int = 50  # per gate; 0: all
+    statistics: bool = False  # one line per rule instead of the findings
+
+
+def _statistics(gate: GateResult) -> list[str]:
+    """ruff's convention: count, rule, severity, most frequent first."""
+    counts: dict[tuple[str, str], int] = {}
+    for f in gate.findings:
+        counts[(f.rule, f.severity)] = counts.get((f.rule, f.severity), 0) + 1
+    ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    return [f"  {n:>6}  {rule}  {sev}" for (rule, sev), n in ranked]
+
+
+def render_text(
+    report: Report, *, summary: bool, color: bool = False, text: TextOptions = TextOptions()
+) -> str:
     """One line per gate (``ok`` / ``FAIL`` / ``SKIP: reason``), its findings indented under
-    it, then (``summary``) a blank line and the summary. ``color``: SGR codes, for a terminal."""
+    it (at most ``text.max_findings``, then how many were left out), then (``summary``) a blank
+    line and the summary. ``color``: SGR codes, for a terminal."""
     lines: list[str] = []
     for gate in report.gates:
         status = gate.status
@@ -248,8 +292,17 @@ def render_text(report: Report, *, summary: bool, color: bool = False) -> str:
         if status == "skip":
             line += f": {visible(gate.reason or '')}"
         lines.append(line)
-        for f in gate.findings:
+        if text.statistics:
+            lines.extend(_statistics(gate))
+            continue
+        cap = text.max_findings or len(gate.findings)
+        for f in gate.findings[:cap]:
             lines.extend(_finding_lines(f, color))
+        if len(gate.findings) > cap:
+            lines.append(
+                f"  … {len(gate.findings) - cap} more finding(s) of {gate.gate} left out: "
+                "--max-findings 0 prints them all (--statistics counts them per rule)"
+            )
     if summary:
         if lines:
             lines.append("")
@@ -285,14 +338,17 @@ def render_github(report: Report) -> str:
     lines: list[str] = []
     for gate in report.gates:
         for f in gate.findings:
-            props = []
-            if f.path:
-                props.append(f"file={_gh_escape(f.path, prop=True)}")
-                if f.line is not None:
-                    props.append(f"line={f.line}")
-            props.append(f"title={_gh_escape(f'{gate.gate}/{f.rule}', prop=True)}")
-            msg = f.message + (f" (commit {f.commit})" if f.commit else "")
-            lines.append(f"::{level[f.severity]} {','.join(props)}::{_gh_escape(msg, prop=False)}")
+            title = f"title={_gh_escape(f'{gate.gate}/{f.rule}', prop=True)}"
+            msg = _gh_escape(f.message + (f" (commit {f.commit})" if f.commit else ""), prop=False)
+            # One annotation per site, so each new site is marked on its own line.
+            for place in f.places() or (None,):
+                props = []
+                if place is not None:
+                    props.append(f"file={_gh_escape(place.path, prop=True)}")
+                    if place.line is not None:
+                        props.append(f"line={place.line}")
+                props.append(title)
+                lines.append(f"::{level[f.severity]} {','.join(props)}::{msg}")
         if gate.status == "skip":
             msg = _gh_escape(f"{gate.gate} skipped: {gate.reason}", prop=False)
             lines.append(f"::warning title={gate.gate}::{msg}")
@@ -307,6 +363,7 @@ def render(
     summary: bool = True,
     color: bool = False,
     fail_on_skip: bool = False,
+    text: TextOptions = TextOptions(),
 ) -> str:
     """``report`` in ``fmt``. ``color`` applies to text only (the caller decides: a terminal,
     and no ``NO_COLOR``); ``fail_on_skip`` tells the sarif log the command's exit code."""
@@ -318,4 +375,4 @@ def render(
         from tools.sarif import render_sarif  # loaded only when asked for
 
         return render_sarif(report, fail_on_skip=fail_on_skip)
-    return render_text(report, summary=summary, color=color)
+    return render_text(report, summary=summary, color=color, text=text)

@@ -115,6 +115,19 @@ def _location(f: Finding) -> dict[str, Any]:
     return location
 
 
+def _locations(f: Finding) -> list[dict[str, Any]]:
+    """One location per site of the finding (a ratchet regression's every new site)."""
+    if not f.sites:
+        return [_location(f)]
+    out = []
+    for site in f.sites:
+        physical: dict[str, Any] = {"artifactLocation": artifact_uri(site.path)}
+        if site.line is not None:
+            physical["region"] = {"startLine": site.line}
+        out.append({"physicalLocation": physical})
+    return out
+
+
 def _result(gate: GateResult, f: Finding, index: int, seen: dict[str, int]) -> dict[str, Any]:
     message = f.message
     if f.path is None and f.line is not None:
@@ -129,7 +142,7 @@ def _result(gate: GateResult, f: Finding, index: int, seen: dict[str, int]) -> d
         "ruleIndex": index,
         "level": LEVELS[f.severity],
         "message": {"text": _text(message)},
-        "locations": [_location(f)],
+        "locations": _locations(f),
         "partialFingerprints": {FINGERPRINT_KEY: _fingerprint(gate.gate, f, seen)},
         "properties": properties,
     }

@@ -291,6 +291,27 @@ def test_regression_names_the_new_sites_relative_to_the_merge_base(repo: Repo) -
     assert "src/b.cc:1" in findings(check(repo, "--rev", "HEAD", "--base", "main"))[0]["message"]
 
 
+def test_a_regression_carries_every_new_site_in_every_format(repo: Repo) -> None:
+    start(repo, {"src/a.cc": CLEAN})
+    repo.branch("topic")
+    body = "".join(f"auto d{i} = kCUDA;\n" for i in range(25))
+    repo.commit("Add sites\n\nBody.\n", {"src/many.cc": body})
+    run = check(repo, "--base", "main")
+    (reg,) = findings(run, "ratchet-regression")
+    assert reg["sites"] == [{"path": "src/many.cc", "line": i} for i in range(1, 26)]
+    assert (reg["path"], reg["line"]) == ("src/many.cc", 1)
+    github = repo.tools("--format", "github", "ratchet", "check", "--base", "main").stdout
+    marked = [ln for ln in github.splitlines() if "ratchet/ratchet-regression" in ln]
+    assert [ln.split(",")[1] for ln in marked] == [f"line={i}" for i in range(1, 26)]
+    sarif = repo.tools("--format", "sarif", "ratchet", "check", "--base", "main").sarif()
+    (result,) = [r for r in sarif["runs"][0]["results"] if r["ruleId"].endswith("regression")]
+    lines = [loc["physicalLocation"]["region"]["startLine"] for loc in result["locations"]]
+    assert lines == list(range(1, 26))
+    # The text report caps the list in the message and says how many more there are.
+    text = repo.tools("ratchet", "check", "--base", "main").stdout
+    assert "src/many.cc:20 … and 5 more" in text and "src/many.cc:21" not in text
+
+
 def test_regression_with_a_base_that_does_not_resolve_still_fails_and_says_why(
     repo: Repo,
 ) -> None:

@@ -18,7 +18,7 @@ from typer.core import TyperGroup
 
 from tools.errors import UsageError
 from tools.options import Options
-from tools.report import FORMATS, Report, render
+from tools.report import FORMATS, Report, TextOptions, render
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -121,6 +121,15 @@ _STAGED_PARAM = Annotated[
     typer.Option("--staged", help="Judge the index against HEAD (the commit about to be made)."),
 ]
 _FAIL_ON_SKIP = Annotated[bool, typer.Option("--fail-on-skip", help="A skip exits 1 instead of 0.")]
+_MAX_FINDINGS = Annotated[
+    int,
+    typer.Option(
+        "--max-findings", min=0, help="Text: at most N findings per gate (0: all; default 50)."
+    ),
+]
+_STATISTICS = Annotated[
+    bool, typer.Option("--statistics", help="Text: one line per rule id with its count.")
+]
 
 
 def command(
@@ -150,6 +159,8 @@ def command(
         ]
         if check:
             extra.append(_param("fail_on_skip", _FAIL_ON_SKIP, False))
+            extra.append(_param("max_findings", _MAX_FINDINGS, 50))
+            extra.append(_param("statistics", _STATISTICS, False))
         if range_:
             extra += [
                 _param("base", _RANGE_PARAMS["base"]),
@@ -180,6 +191,8 @@ def command(
                 commit=given.get("commit"),
                 staged=bool(given.get("staged")),
                 require_commits=bool(given.get("require_commits")),
+                max_findings=int(given.get("max_findings", 50)),
+                statistics=bool(given.get("statistics")),
             )
             try:
                 if opts.fmt not in formats:
@@ -215,7 +228,17 @@ def color_wanted(stream: Any = None) -> bool:
 def finish(report: Report, opts: Options, *, summary: bool = True) -> None:
     """Render ``report`` on stdout and exit with the contract's code."""
     color = opts.fmt == "text" and color_wanted()
-    emit(render(report, opts.fmt, summary=summary, color=color, fail_on_skip=opts.fail_on_skip))
+    text = TextOptions(max_findings=opts.max_findings, statistics=opts.statistics)
+    emit(
+        render(
+            report,
+            opts.fmt,
+            summary=summary,
+            color=color,
+            fail_on_skip=opts.fail_on_skip,
+            text=text,
+        )
+    )
     raise typer.Exit(report.exit_code(fail_on_skip=opts.fail_on_skip))
 
 
@@ -226,4 +249,5 @@ def run_gates(opts: Options, names: Sequence[str], *, summary: bool = False) -> 
 
     ctx = Context(opts)
     report = Report([gates.run(name, ctx) for name in names])
+    report.meta = ctx.describe()
     finish(report, opts, summary=summary)

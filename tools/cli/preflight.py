@@ -44,4 +44,5 @@ def register(app: typer.Typer) -> None:
         if blocked is not None:
             finish(Report([blocked]), opts, summary=True)
         report = Report([gates.run(name, ctx) for name in names])
+        report.meta = ctx.describe()
         finish(report, opts, summary=True)

@@ -14,6 +14,7 @@ import os
 from collections import Counter
 from typing import Any
 
+from tools import report
 from tools.context import Context
 from tools.errors import UsageError
 from tools.ratchets import baseline as baseline_mod
@@ -48,7 +49,7 @@ RULES = declare(
     ],
 )
 
-_LIST_MAX = 20  # sites named in one finding's message
+_LIST_MAX = 20  # sites named in one finding's message; `sites` carries them all
 
 
 def options(ctx: Context) -> dict[str, Any]:
@@ -263,8 +264,7 @@ def _regression(
         result.add(
             "ratchet-regression",
             f"{head}; new since {where}: {_sites_text(fresh)}",
-            path=fresh[0].path,
-            line=fresh[0].line,
+            sites=tuple(report.Site(s.path, s.line) for s in fresh),
         )
     else:
         result.add(
