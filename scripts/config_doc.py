@@ -27,6 +27,7 @@ DEFAULTS = ROOT / "tools" / "data" / "defaults.yaml"
 # The name a reader gives the keys of a mapping whose keys are theirs to choose.
 MAP_KEYS = {
     "trailers.required": "<key>",
+    "rules": "<rule id>",
     "ratchets": "<name>",
     "ratchets.<name>.buckets": "<bucket>",
 }
@@ -250,7 +251,7 @@ class Reference:
             out.append(f"\n## {key}\n\n")
             text = self.describe(resolved, key)
             where = SECTION_DOCS.get(key)
-            if key == "base":
+            if key in ("base", "rules"):  # one row: a scalar, or a mapping of the user's keys
                 out.append(
                     _table([Row(key, self.type_of(node), self.default_of(key, False), text)])
                 )

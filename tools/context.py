@@ -52,6 +52,9 @@ class Context:
             self.config, self.config_source = config_mod.load(
                 self.root, opts.config, tools_dir=self.git.tools_dir()
             )
+        from tools import severities
+
+        severities.check(self.config, self.config_source)
         if opts.commit and (opts.staged or opts.base or opts.head):
             raise UsageError("--commit cannot be combined with --staged, --base or --head")
         # A ref the user named explicitly must resolve, whichever gates end up running.

@@ -191,11 +191,13 @@ def configured(names: tuple[str, ...], config: dict) -> list[str]:
 
 def judge(opts: Options, names: tuple[str, ...]) -> Report:
     """The configured gates among ``names``, on one context built from ``opts``."""
-    from tools import gates
+    from tools import gates, severities
     from tools.context import Context
 
     ctx = Context(opts)
-    return Report([gates.run(name, ctx) for name in configured(names, ctx.config)])
+    report = Report([gates.run(name, ctx) for name in configured(names, ctx.config)])
+    severities.apply(report, ctx.config)
+    return report
 
 
 def push_options(git: Git, base: Options, ref: PushedRef) -> Options | None:

@@ -27,7 +27,7 @@ def register(app: typer.Typer) -> None:
         ] = None,
     ) -> None:
         """Run the configured gates (config preflight.gates) and print one line per gate."""
-        from tools import gates
+        from tools import gates, severities
         from tools.context import Context
         from tools.gates import inplace_pending
 
@@ -44,5 +44,6 @@ def register(app: typer.Typer) -> None:
         if blocked is not None:
             finish(Report([blocked]), opts, summary=True)
         report = Report([gates.run(name, ctx) for name in names])
+        severities.apply(report, ctx.config)
         report.meta = ctx.describe()
         finish(report, opts, summary=True)

@@ -1,0 +1,112 @@
+"""``rules:``: a rule id's severity set by the config (SPEC §3.3), applied to a report.
+
+``off`` drops the rule's findings (their number per rule is kept in the gate's
+``stats.suppressed``); ``info``, ``warning`` and ``error`` replace its default severity. The
+rules that keep data safe cannot be turned off or below ``error``. Only findings a gate filed at
+the rule's declared severity are changed: a finding the config or the command already set
+apart (a ``debt:`` warning, ``range-empty`` under ``--require-commits``, ``style.subject_length``)
+keeps what it was given.
+
+Decision: the ids that can be tuned are those of the gates preflight and the hooks run (and
+the ``preflight`` pseudo-gate); the numerics commands' verdicts are admission gates whose
+modules import torch, and naming one of their ids is exit 2 like any unknown id.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+from typing import Any
+
+from tools.errors import UsageError
+from tools.report import Report, Rule, declared
+
+LEVELS = ("off", "info", "warning", "error")
+# Errors that keep data safe (SPEC §3.3): never off, never below error.
+PROTECTED = frozenset(
+    {
+        "conflict-marker",
+        "conflict-unmerged",
+        "row-removed",
+        "row-edited",
+        "merge-lost-row",
+        "ledger-record-removed",
+        "ledger-record-tampered",
+        "ledger-merge-lost",
+        "baseline-raised",
+        "inplace-restore-pending",
+        "inplace-conflict",
+    }
+)
+
+
+def _level(value: object) -> str:
+    """YAML 1.1 reads a bare ``off`` as false: that is ``off`` too."""
+    return "off" if value is False else str(value)
+
+
+def _tunable() -> dict[str, Rule]:
+    """Every rule of the gates preflight can run, by id (their modules imported on first use)."""
+    from tools import gates
+
+    for target in [*gates.GATES.values(), *gates.PSEUDO_GATES.values()]:
+        if target:
+            importlib.import_module(target)
+    numerics = set(gates.COMMAND_GATES)
+    return {
+        rule.id: rule
+        for gate, table in declared().items()
+        if gate not in numerics
+        for rule in table.values()
+    }
+
+
+def check(config: dict[str, Any], where: str | None) -> None:
+    """Refuse an unknown id (naming the closest declared one) and a protected id set below
+    ``error``; exit 2 through UsageError."""
+    wanted = config.get("rules") or {}
+    if not wanted:
+        return
+    known = _tunable()
+    source = f"{where or 'config'}: rules"
+    for rule_id, value in wanted.items():
+        level = _level(value)
+        if rule_id not in known:
+            close = difflib.get_close_matches(rule_id, list(known), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise UsageError(
+                f"{rule_id!r} is not a rule id of the gates{hint}",
+                where=f"{source}.{rule_id}",
+                expected="a rule id listed in docs/rules.md",
+            )
+        if rule_id in PROTECTED and level != "error":
+            raise UsageError(
+                f"{rule_id!r} keeps data safe: it cannot be turned {level}",
+                where=f"{source}.{rule_id}",
+                expected="error, or no entry",
+            )
+
+
+def apply(report: Report, config: dict[str, Any]) -> None:
+    """Set the configured severities on ``report``'s findings (in place)."""
+    wanted = {k: _level(v) for k, v in (config.get("rules") or {}).items()}
+    if not wanted:
+        return
+    table = declared()
+    for gate in report.gates:
+        rules = table.get(gate.gate, {})
+        kept = []
+        suppressed: dict[str, int] = {}
+        for finding in gate.findings:
+            level = wanted.get(finding.rule)
+            default = rules.get(finding.rule)
+            if level is None or default is None or finding.severity != default.severity:
+                kept.append(finding)
+            elif level == "off":
+                suppressed[finding.rule] = suppressed.get(finding.rule, 0) + 1
+            else:
+                finding.severity = level  # type: ignore[assignment]
+                kept.append(finding)
+        gate.findings = kept
+        if suppressed:
+            gate.stats["suppressed"] = suppressed
