@@ -31,6 +31,17 @@ RepoOpt = Annotated[
 ConfigOpt = Annotated[
     Path | None, typer.Option("--config", help="Config file (default: .agents/protocol.yaml).")
 ]
+ConfigFromOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--config-from",
+        envvar="TOOLS_CONFIG_FROM",
+        metavar="base|head",
+        help="Read the config and baselines from the merge base's tree (base) or the judged "
+        "tree (head, the default); env TOOLS_CONFIG_FROM.",
+    ),
+]
+CONFIG_FROM = ("base", "head")
 Fmt = enum.Enum("Fmt", {f: f for f in FORMATS}, type=str)  # type: ignore[misc]
 FormatOpt = Annotated[
     Fmt | None, typer.Option("--format", case_sensitive=False, help="Output format.")
@@ -146,6 +157,7 @@ def command(
         extra = [
             _param("repo", RepoOpt),
             _param("config", ConfigOpt),
+            _param("config_from", ConfigFromOpt),
             _param("fmt", FormatOpt),
         ]
         if check:
@@ -173,6 +185,7 @@ def command(
             opts = Options(
                 repo=given.get("repo") or glob.get("repo"),
                 config=given.get("config") or glob.get("config"),
+                config_from=given.get("config_from") or glob.get("config_from") or "head",
                 fmt=_fmt(given.get("fmt") or glob.get("fmt")),
                 fail_on_skip=bool(given.get("fail_on_skip")),
                 base=given.get("base"),
@@ -180,8 +193,14 @@ def command(
                 commit=given.get("commit"),
                 staged=bool(given.get("staged")),
                 require_commits=bool(given.get("require_commits")),
+                range_run=range_ and not given.get("staged") and not given.get("commit"),
             )
             try:
+                if opts.config_from not in CONFIG_FROM:
+                    raise UsageError(
+                        f"--config-from {opts.config_from!r} (or TOOLS_CONFIG_FROM)",
+                        expected="base or head",
+                    )
                 if opts.fmt not in formats:
                     raise UsageError(
                         f"--format {opts.fmt}: this command prints "
@@ -225,5 +244,5 @@ def run_gates(opts: Options, names: Sequence[str], *, summary: bool = False) -> 
     from tools.context import Context
 
     ctx = Context(opts)
-    report = Report([gates.run(name, ctx) for name in names])
+    report = Report([gates.run(name, ctx) for name in names] + gates.range_pseudo(ctx))
     finish(report, opts, summary=summary)

@@ -28,7 +28,7 @@ from tools.cli import (
     ratchet,
     spec,
 )
-from tools.cli.common import ConfigOpt, FormatOpt, RepoOpt, emit, new_app
+from tools.cli.common import ConfigFromOpt, ConfigOpt, FormatOpt, RepoOpt, emit, new_app
 
 app = new_app("Mechanical, honest gates for agent-heavy repositories.")
 
@@ -44,13 +44,14 @@ def _globals(
     ctx: typer.Context,
     repo: RepoOpt = None,
     config: ConfigOpt = None,
+    config_from: ConfigFromOpt = None,
     fmt: FormatOpt = None,
     version: bool = typer.Option(
         False, "--version", callback=_version, is_eager=True, help="Print the version."
     ),
 ) -> None:
     """Global options; each is also accepted after the subcommand."""
-    ctx.obj = {"repo": repo, "config": config, "fmt": fmt}
+    ctx.obj = {"repo": repo, "config": config, "config_from": config_from, "fmt": fmt}
 
 
 for _module in (

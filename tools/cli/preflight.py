@@ -43,5 +43,5 @@ def register(app: typer.Typer) -> None:
         blocked = inplace_pending.run(ctx.git)
         if blocked is not None:
             finish(Report([blocked]), opts, summary=True)
-        report = Report([gates.run(name, ctx) for name in names])
+        report = Report([gates.run(name, ctx) for name in names] + gates.range_pseudo(ctx))
         finish(report, opts, summary=True)
