@@ -373,11 +373,12 @@ def test_deeply_nested_line_is_malformed_not_a_crash(repo: Repo) -> None:
     run = verify(repo)
     assert run.exit_code == 1, run.stderr
     assert [(f["rule"], f["line"]) for f in findings(run)] == [("ledger-malformed", 2)]
-    assert "nested too deeply" in findings(run)[0]["message"]
+    assert "nested deeper than 100 levels" in findings(run)[0]["message"]
     receipt = repo.path.parent / "receipt.json"
     receipt.write_bytes(b"[" * 5000 + b"]" * 5000)
     merged = repo.tools("ledger", "merge", str(receipt))
-    assert merged.exit_code in (1, 2) and "nested too deeply" in merged.stderr + merged.stdout
+    said = merged.stderr + merged.stdout
+    assert merged.exit_code in (1, 2) and "nested deeper than 100 levels" in said
 
 
 # -- merges -----------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from tools.bounded import check_json
 from tools.errors import UsageError
 from tools.fsio import write_atomic
 
@@ -35,6 +36,7 @@ def parse(raw: bytes, path: str, name: str) -> dict[str, int]:
             seen[key] = value
         return seen
 
+    check_json(raw, path)
     try:
         data = json.loads(raw.decode("utf-8"), object_pairs_hook=refuse_duplicates)
     except UnicodeDecodeError as exc:
