@@ -129,7 +129,7 @@ def _tighten(opts: Options) -> int:
         r, before, after = plan["ratchet"], plan["before"], plan["after"]
         written = before != after
         if written:
-            baseline_mod.write(ctx.git.worktree_path(r.baseline), r.name, after)
+            baseline_mod.write(ctx.git.worktree_path(r.baseline), r.name, after, root=ctx.root)
         done.append(
             {
                 "ratchet": r.name,

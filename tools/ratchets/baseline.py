@@ -68,5 +68,6 @@ def render(name: str, buckets: dict[str, int]) -> bytes:
     return (json.dumps({"ratchet": name, "buckets": buckets}, indent=2) + "\n").encode()
 
 
-def write(path: Path, name: str, buckets: dict[str, int]) -> None:
-    write_atomic(path, render(name, buckets))
+def write(path: Path, name: str, buckets: dict[str, int], *, root: Path | None = None) -> None:
+    """Write a baseline atomically; ``root``: the repository (a link on the way refused)."""
+    write_atomic(path, render(name, buckets), root=root)
