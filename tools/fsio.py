@@ -77,11 +77,16 @@ def write_atomic(
         else:
             _sweep(tmp_dir)
     try:
-        _write_via(tmp_dir or path.parent, path, data, mode)
+        try:
+            _write_via(tmp_dir or path.parent, path, data, mode)
+        except OSError as exc:
+            if tmp_dir is None or exc.errno != errno.EXDEV:
+                raise
+            _write_via(path.parent, path, data, mode)  # .git on another file system
     except OSError as exc:
-        if tmp_dir is None or exc.errno != errno.EXDEV:
-            raise
-        _write_via(path.parent, path, data, mode)  # .git on another file system
+        # The same error (its errno, so callers and the CLI edge judge it as before), naming
+        # the file asked for rather than the temp file, or nothing, as the failing call did.
+        raise OSError(exc.errno, exc.strerror, str(path)) from None
 
 
 STALE_S = 3600  # a temp file this old belongs to a killed write, not a running one

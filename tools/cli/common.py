@@ -4,6 +4,7 @@ the ``error:`` / exit-2 edge, and running gates into one rendered report."""
 from __future__ import annotations
 
 import enum
+import errno
 import functools
 import inspect
 import os
@@ -63,9 +64,40 @@ def fail_usage(message: str) -> typer.Exit:
     return typer.Exit(EXIT_USAGE)
 
 
+class _Interrupted(Exception):
+    """SIGINT reached the command: carried past click, which would print a blank line."""
+
+
+# What a failing environment raises on a write: exit 2 with the path, never exit 3.
+_ENVIRONMENT_ERRNOS = {
+    errno.ENOSPC,
+    errno.EACCES,
+    errno.EPERM,
+    errno.EROFS,
+    errno.EDQUOT,
+    errno.EFBIG,
+}
+
+
+def environment_error(exc: OSError) -> str | None:
+    """The one-line message for a failing environment (a full disk, a read-only or immutable
+    file, a file-size limit), or None when ``exc`` is something else."""
+    if exc.errno not in _ENVIRONMENT_ERRNOS:
+        return None
+    what = exc.strerror or os.strerror(exc.errno or 0)
+    where = exc.filename if exc.filename is not None else "a file being written"
+    return f"{where}: {what}"
+
+
 class ToolsGroup(TyperGroup):
     """Turns usage errors into one ``error:`` line and exit 2, and a bug of ours (any other
     exception) into one ``error: internal error:`` line and exit 3."""
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            raise _Interrupted() from None
 
     def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
         if not standalone_mode:
@@ -77,8 +109,17 @@ class ToolsGroup(TyperGroup):
         except typer.Abort:
             emit("error: aborted\n", err=True)
             sys.exit(130)
+        except (_Interrupted, KeyboardInterrupt):
+            emit("error: interrupted\n", err=True)
+            sys.exit(130)
         except UsageError as exc:
             emit(f"error: {exc.render()}\n", err=True)
+            sys.exit(EXIT_USAGE)
+        except OSError as exc:
+            message = environment_error(exc)
+            if message is None:
+                _internal(exc)
+            emit(f"error: {message}\n", err=True)
             sys.exit(EXIT_USAGE)
         except typer.TyperException as exc:  # the parser's usage errors
             ctx = getattr(exc, "ctx", None)
@@ -89,15 +130,19 @@ class ToolsGroup(TyperGroup):
             emit(f"error: {' '.join(exc.format_message().splitlines())}{hint}\n", err=True)
             sys.exit(EXIT_USAGE)
         except Exception as exc:  # a bug of ours: still one line, the trace only on request
-            if os.environ.get("TOOLS_DEBUG"):
-                traceback.print_exc()
-            emit(
-                f"error: internal error: {type(exc).__name__}: {exc} "
-                "(set TOOLS_DEBUG=1 for the traceback)\n",
-                err=True,
-            )
-            sys.exit(EXIT_INTERNAL)
+            _internal(exc)
         sys.exit(rv if isinstance(rv, int) else 0)
+
+
+def _internal(exc: BaseException) -> None:
+    if os.environ.get("TOOLS_DEBUG"):
+        traceback.print_exception(exc)
+    emit(
+        f"error: internal error: {type(exc).__name__}: {exc} "
+        "(set TOOLS_DEBUG=1 for the traceback)\n",
+        err=True,
+    )
+    sys.exit(EXIT_INTERNAL)
 
 
 def new_app(help: str) -> typer.Typer:
