@@ -31,6 +31,7 @@ GATE_DOCS = {
     "index": "ledgers.md",
     "ledger": "ledgers.md",
     "preflight": "gates.md",
+    "protocol": "ci.md",
     "trailers": "commit-gates.md",
     "style": "commit-gates.md",
     "docs": "docs-and-links.md",

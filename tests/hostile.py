@@ -228,3 +228,80 @@ def cases() -> list[Case]:
         Case("trailer lines", "git reference parser", trailers.git_trailers, msg + "a" * MIB + "\n")
     )
     return out
+
+
+# -- documents that must be refused (SPEC §10: nesting past 100 levels, alias bombs) ----------
+DEEP = 100_000
+
+
+def _refused(judge: Callable[[Any], Any]) -> Callable[[Any], None]:
+    """``judge`` wrapped so that only its refusal (exit 2, or a malformed ledger line) passes."""
+    from tools.errors import UsageError
+
+    def run(data: Any) -> None:
+        try:
+            out = judge(data)
+        except UsageError:
+            return
+        if isinstance(out, ledger.LineError):
+            return
+        raise AssertionError(f"not refused: {out!r}"[:200])
+
+    return run
+
+
+def _alias_bomb(levels: int) -> str:
+    lines = ["a: &a [x, x, x, x, x, x, x, x, x]"]
+    for i in range(1, levels):
+        prev, name = chr(96 + i), chr(97 + i)
+        lines.append(f"{name}: &{name} [" + ", ".join([f"*{prev}"] * 9) + "]")
+    return "\n".join(lines) + "\n"
+
+
+def _config(text: str) -> None:
+    from tools import config
+
+    config.load_bytes(text.encode(), display=".agents/protocol.yaml")
+
+
+def _baseline(raw: bytes) -> None:
+    from tools.ratchets import baseline
+
+    baseline.parse(raw, ".agents/baselines/x.json", "x")
+
+
+def _receipt(text: str) -> None:
+    from tools.errors import UsageError
+
+    try:
+        ledger.strict_loads(text)
+    except ValueError as exc:  # what `ledger merge` turns into exit 2
+        raise UsageError(str(exc)) from None
+
+
+def _evidence(text: str) -> None:
+    from tools.numerics import gridtie
+
+    gridtie.parse_evidence(text, "evidence.json")
+
+
+def refusals() -> list[Case]:
+    """Each input its parser must refuse, quickly (bench_hostile: ≤ 0.1 s each)."""
+    import importlib.util
+
+    nested = "[" * DEEP + "]" * DEEP
+    objects = '{"a":' * DEEP + "1" + "}" * DEEP
+    out = [
+        Case("YAML", "alias bomb, 9 levels (350 bytes)", _refused(_config), _alias_bomb(9)),
+        Case("YAML", f"{DEEP:,} levels of flow nesting", _refused(_config), "a: " + nested),
+        Case("YAML", f"{DEEP:,} unclosed levels", _refused(_config), "[" * DEEP),
+        Case("JSON", f"baseline, {DEEP:,} levels", _refused(_baseline), nested.encode()),
+        Case("JSON", f"receipt, {DEEP:,} levels of objects", _refused(_receipt), objects),
+        Case("JSON", f"ledger line, {DEEP:,} levels", _refused(ledger.parse_line), nested.encode()),
+    ]
+    if importlib.util.find_spec("numpy") is not None:  # the numerics commands' dependency
+        evidence = '{"schema": ' + nested + "}"
+        out.append(
+            Case("JSON", f"grid-tie evidence, {DEEP:,} levels", _refused(_evidence), evidence)
+        )
+    return out

@@ -556,3 +556,22 @@ def test_the_pre_commit_framework_config_has_the_pre_push_stage() -> None:
     hooks = yaml.safe_load((root / ".pre-commit-hooks.yaml").read_text())
     stages = {stage for hook in hooks for stage in hook.get("stages", [])}
     assert {"pre-commit", "commit-msg", "pre-push"} <= stages
+
+
+# -- 11. a pushed range reports the protocol pseudo-gate ---------------------------------------
+
+
+def test_a_push_that_raises_its_own_baseline_is_refused(repo: Repo, tmp_path: Path) -> None:
+    with_remote(repo, tmp_path)
+    baseline = ".agents/baselines/device-leakage.json"
+    buckets = {"kcuda": 0, "is_cuda": 0, "cuda_include": 0, "vt_macro": 0}
+    text = json.dumps({"ratchet": "device-leakage", "buckets": buckets}, indent=2) + "\n"
+    proc = commit_file(repo, baseline, text, good("Record the baseline"))
+    assert proc.returncode == 0, out(proc)
+    assert git(repo, "push", "-q", "origin", "main").returncode == 0
+    repo.write(baseline, text.replace('"kcuda": 0', '"kcuda": 1'))
+    proc = commit_file(repo, "src/a.cc", "int f() { return at::kCUDA; }\n", good("Add a"))
+    assert proc.returncode == 0, out(proc)  # judged by its own baseline, the commit passes
+    pushed = git(repo, "push", "-q", "origin", "main")
+    assert pushed.returncode != 0
+    assert "baseline-raised" in out(pushed) and "from 0 to 1" in out(pushed)

@@ -423,7 +423,8 @@ def test_this_repository_workflow_runs_ci_run_then_the_range_gates() -> None:
     step, command = gates[0]
     assert torch_at < ci_at < runs.index(step["run"])
     assert command == [
-        "preflight", "--base", "origin/$BASE_REF", "--head", "$HEAD_SHA", "--format", "github"
+        "preflight", "--config-from", "base", "--base", "origin/$BASE_REF",
+        "--head", "$HEAD_SHA", "--format", "github",
     ]  # fmt: skip
     assert "pull_request" in step["if"]
     # The torch of the hosted runner is .ci/run's pin, the CPU build.

@@ -237,6 +237,21 @@ def load_bytes(raw: bytes, *, display: str, cache: Path | None = None) -> dict[s
     return data
 
 
+def refuse_outside_link(path: Path, repo_root: Path, display: str) -> None:
+    """UsageError when ``path`` is reached through a symbolic link that leaves the
+    repository: a pull request's link must not make the tool read (and quote in its errors)
+    a file of the machine that judges it."""
+    if not path.is_symlink() and path.resolve() == path.absolute():
+        return
+    try:
+        path.resolve().relative_to(repo_root.resolve())
+    except ValueError:
+        raise UsageError(
+            "is a symbolic link (or lies below one) that leaves the repository: not read",
+            where=display,
+        ) from None
+
+
 def load(
     repo_root: Path, config: Path | None = None, *, tools_dir: Path | None = None
 ) -> tuple[dict[str, Any], str | None]:
@@ -257,6 +272,7 @@ def load(
         path = repo_root / DEFAULT_PATH
         if not path.exists():
             return defaults(), None
+        refuse_outside_link(path, repo_root, DEFAULT_PATH)
         display = DEFAULT_PATH
     cache = tools_dir / "config-validated" if tools_dir is not None else None
     data = load_file(path, display=display, cache=cache)

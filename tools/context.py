@@ -41,12 +41,19 @@ class Context:
         self.opts = opts
         self.git = Git(opts.repo, bare_ok=opts.bare_ok)
         self.root: Path = self.git.root
-        if self.git.bare:
-            if opts.staged or opts.message_file is not None:
-                raise UsageError(
-                    "a bare repository has no index or commit in progress: judge a range "
-                    "(--base/--head) or one --commit"
-                )
+        if opts.commit and (opts.staged or opts.base or opts.head):
+            raise UsageError("--commit cannot be combined with --staged, --base or --head")
+        # The commit whose tree holds the config and baselines (None: the judged tree's).
+        self.config_rev: str | None = None
+        if self.git.bare and (opts.staged or opts.message_file is not None):
+            raise UsageError(
+                "a bare repository has no index or commit in progress: judge a range "
+                "(--base/--head) or one --commit"
+            )
+        if opts.config_from == "base":
+            self.config_rev = self._config_base()
+            self.config, self.config_source = self._config_at(self.config_rev)
+        elif self.git.bare:
             self.config, self.config_source = self._bare_config()
         else:
             self.config, self.config_source = config_mod.load(
@@ -55,12 +62,63 @@ class Context:
         from tools import severities
 
         severities.check(self.config, self.config_source)
-        if opts.commit and (opts.staged or opts.base or opts.head):
-            raise UsageError("--commit cannot be combined with --staged, --base or --head")
         # A ref the user named explicitly must resolve, whichever gates end up running.
         for flag, ref in (("--base", opts.base), ("--head", opts.head), ("--commit", opts.commit)):
             if ref is not None and self.git.resolve(ref) is None:
                 raise UsageError(f"{flag} {ref!r} does not resolve to a commit")
+
+    def _config_base(self) -> str:
+        """The commit whose tree judges under ``--config-from base``: the merge base of
+        ``--base`` and the head (HEAD with --staged, the first parent with --commit). The base
+        ref must be named: the config that would name it is the one being judged."""
+        opts, git = self.opts, self.git
+        if opts.config is not None:
+            raise UsageError("--config cannot be combined with --config-from base")
+        if opts.commit:
+            sha = git.resolve(opts.commit)
+            parent = git.resolve(f"{sha}^") if sha else None
+            if parent is None:
+                raise UsageError(
+                    f"--config-from base: --commit {opts.commit!r} has no parent to read the "
+                    "config from"
+                )
+            return parent
+        if opts.staged or opts.message_file is not None:
+            head = git.head()
+            if head is None:
+                raise UsageError("--config-from base: HEAD is unborn, there is no base tree")
+            return head
+        if not opts.base:
+            raise UsageError(
+                "--config-from base needs --base: the base ref cannot come from the config "
+                "being judged"
+            )
+        base = git.resolve(opts.base)
+        head = git.resolve(opts.head or "HEAD")
+        if base is None or head is None:
+            flag, ref = ("--base", opts.base) if base is None else ("--head", opts.head or "HEAD")
+            raise UsageError(f"{flag} {ref!r} does not resolve to a commit")
+        merge_base = git.merge_base(base, head)
+        if merge_base is None:
+            why = (
+                "the merge base is not in this shallow clone (git fetch --unshallow)"
+                if git.is_shallow()
+                else "they share no history"
+            )
+            raise UsageError(
+                f"--config-from base: no merge base of {opts.base} and {opts.head or 'HEAD'} "
+                f"to read the config from: {why}"
+            )
+        return merge_base
+
+    def _config_at(self, rev: str) -> tuple[dict, str | None]:
+        """The effective config as ``rev``'s tree holds it (defaults when it has none)."""
+        raw = self.git.blob(rev, config_mod.DEFAULT_PATH)
+        if raw is None:
+            return config_mod.defaults(), None
+        display = f"{rev[:12]}:{config_mod.DEFAULT_PATH}"
+        data = config_mod.load_bytes(raw, display=display)
+        return config_mod.merge(config_mod.defaults(), data), display
 
     def _bare_config(self) -> tuple[dict, str | None]:
         """A bare repository's config: ``--config``, else the one committed at HEAD (the

@@ -195,7 +195,8 @@ def judge(opts: Options, names: tuple[str, ...]) -> Report:
     from tools.context import Context
 
     ctx = Context(opts)
-    report = Report([gates.run(name, ctx) for name in configured(names, ctx.config)])
+    results = [gates.run(name, ctx) for name in configured(names, ctx.config)]
+    report = Report(results + gates.range_pseudo(ctx))
     severities.apply(report, ctx.config)
     return report
 
@@ -210,7 +211,8 @@ def push_options(git: Git, base: Options, ref: PushedRef) -> Options | None:
     since = None
     if ref.remote_sha != ZERO_SHA and git.resolve(ref.remote_sha) is not None:
         since = ref.remote_sha
-    return replace(base, base=since, head=ref.local_sha, extra=dict(base.extra))
+    # A pushed range is a range run: the protocol pseudo-gate reports what it changes.
+    return replace(base, base=since, head=ref.local_sha, extra=dict(base.extra), range_run=True)
 
 
 def pending(git: Git) -> GateResult | None:

@@ -14,6 +14,9 @@ class Options:
 
     repo: Path | None = None
     config: Path | None = None
+    # "head": the config and baselines as the judged tree holds them; "base": as the merge
+    # base's tree holds them, so a pull request cannot relax the gates that judge it.
+    config_from: str = "head"
     fmt: str = "text"
     fail_on_skip: bool = False
     base: str | None = None
@@ -22,6 +25,8 @@ class Options:
     staged: bool = False
     message_file: str | None = None
     require_commits: bool = False
+    # True: the command judges a range (the ``protocol`` pseudo-gate reports with it).
+    range_run: bool = False
     # False: the range is read without changed paths (commands that judge messages only).
     range_paths: bool = True
     # The text format: findings per gate (0: all), or one line per rule instead.

@@ -373,8 +373,62 @@ def test_deeply_nested_line_is_malformed_not_a_crash(repo: Repo) -> None:
     run = verify(repo)
     assert run.exit_code == 1, run.stderr
     assert [(f["rule"], f["line"]) for f in findings(run)] == [("ledger-malformed", 2)]
-    assert "nested too deeply" in findings(run)[0]["message"]
+    assert "nested deeper than 100 levels" in findings(run)[0]["message"]
     receipt = repo.path.parent / "receipt.json"
     receipt.write_bytes(b"[" * 5000 + b"]" * 5000)
     merged = repo.tools("ledger", "merge", str(receipt))
-    assert merged.exit_code in (1, 2) and "nested too deeply" in merged.stderr + merged.stdout
+    said = merged.stderr + merged.stdout
+    assert merged.exit_code in (1, 2) and "nested deeper than 100 levels" in said
+
+
+# -- merges -----------------------------------------------------------------------------------
+def _merge_other_branch(repo: Repo, resolve: str) -> None:
+    """main holds records 1, 2; branch ``other`` appends 3, ``feature`` appends 4 and merges
+    ``other`` with a real `git merge`, its ledger conflict resolved by ``resolve``."""
+    start(repo, 1, 2)
+    repo.branch("other", "main")
+    repo.commit("Append 3\n\nBody.\n", {LED: text(rec(1), rec(2), rec(3))})
+    repo.checkout("feature")
+    repo.commit("Append 4\n\nBody.\n", {LED: text(rec(1), rec(2), rec(4))})
+    merged = repo.git("merge", "-q", "--no-ff", "-m", "Merge other\n\nBody.", "other", check=False)
+    assert "CONFLICT" in merged  # both sides appended: git cannot merge the ledger alone
+    if resolve == "ours":
+        repo.git("checkout", "--ours", LED)
+    else:
+        repo.write(LED, text(rec(1), rec(2), rec(4), rec(3)))
+    repo.git("add", LED)
+    repo.git("commit", "-q", "--no-edit", "--no-verify")
+
+
+def test_merge_that_drops_the_other_sides_record_is_lost(repo: Repo) -> None:
+    _merge_other_branch(repo, "ours")
+    run = verify(repo)
+    assert run.exit_code == 1
+    assert rules(run) == ["ledger-merge-lost"]
+    lost = findings(run)[0]
+    assert lost["commit"] == repo.head() and lost["path"] == LED
+    assert rec(3)["id"][:12] in lost["message"] and "lacks" in lost["message"]
+    assert repo.head("other")[:12] in lost["message"]
+
+
+def test_merge_that_keeps_both_sides_is_quiet(repo: Repo) -> None:
+    _merge_other_branch(repo, "union")
+    run = verify(repo)
+    assert run.exit_code == 0, run.stdout
+    assert rules(run) == []
+
+
+def test_merge_that_alters_a_parents_record_is_lost(repo: Repo) -> None:
+    start(repo, 1)
+    repo.branch("other", "main")
+    repo.commit("Append 2\n\nBody.\n", {LED: text(rec(1), rec(2))})
+    repo.checkout("feature")
+    repo.commit("Change\n\nBody.\n", {"a.txt": "a\n"})
+    repo.git("merge", "-q", "--no-ff", "--no-commit", "other")
+    # The merge keeps record 2's id but edits its payload (and so its hash).
+    repo.write(LED, text(rec(1)) + text(rec(2)).replace(b'"n":2', b'"n":9'))
+    repo.git("add", LED)
+    repo.git("commit", "-q", "-m", "Merge other\n\nBody.", "--no-verify")
+    run = verify(repo)
+    assert "ledger-merge-lost" in rules(run)
+    assert any("altered" in f["message"] for f in findings(run) if f["rule"] == "ledger-merge-lost")

@@ -537,4 +537,5 @@ def test_a_config_that_names_the_gate_validates_and_runs_it(repo: Repo) -> None:
     repo.write(".agents/protocol.yaml", "base: main\npreflight:\n  gates: [merges]\n")
     assert repo.tools("config", "validate").exit_code == 0
     run = repo.tools("--format", "json", "preflight")
-    assert [g["gate"] for g in run.json()["gates"]] == ["merges"]
+    # The config is new since the base: the protocol pseudo-gate reports it after the gates.
+    assert [g["gate"] for g in run.json()["gates"]] == ["merges", "protocol"]

@@ -423,3 +423,18 @@ def test_github_format_annotates_the_manifest(repo: Repo) -> None:
     assert run.exit_code == 1
     assert "::error file=goldens/zero/manifest.yaml,title=golden/golden-mismatch::" in run.stdout
     json.loads(repo.tools("--format", "json", "golden", "check").stdout)
+
+
+def test_capture_into_a_linked_case_folder_is_exit_2_and_writes_nothing(
+    repo: Repo, tmp_path: Path
+) -> None:
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "manifest.yaml").write_text(RECIPE)
+    (repo.path / "goldens").mkdir()
+    (repo.path / "goldens" / "small").symlink_to(outside)
+    run = repo.tools("golden", "capture", "small")
+    assert run.exit_code == 2, run.stderr
+    assert "goldens/small" in run.stderr and "symbolic link" in run.stderr
+    assert sorted(p.name for p in outside.iterdir()) == ["manifest.yaml"]
+    assert (outside / "manifest.yaml").read_text() == RECIPE

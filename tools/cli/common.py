@@ -4,6 +4,7 @@ the ``error:`` / exit-2 edge, and running gates into one rendered report."""
 from __future__ import annotations
 
 import enum
+import errno
 import functools
 import inspect
 import os
@@ -31,6 +32,17 @@ RepoOpt = Annotated[
 ConfigOpt = Annotated[
     Path | None, typer.Option("--config", help="Config file (default: .agents/protocol.yaml).")
 ]
+ConfigFromOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--config-from",
+        envvar="TOOLS_CONFIG_FROM",
+        metavar="base|head",
+        help="Read the config and baselines from the merge base's tree (base) or the judged "
+        "tree (head, the default); env TOOLS_CONFIG_FROM.",
+    ),
+]
+CONFIG_FROM = ("base", "head")
 Fmt = enum.Enum("Fmt", {f: f for f in FORMATS}, type=str)  # type: ignore[misc]
 FormatOpt = Annotated[
     Fmt | None, typer.Option("--format", case_sensitive=False, help="Output format.")
@@ -52,9 +64,40 @@ def fail_usage(message: str) -> typer.Exit:
     return typer.Exit(EXIT_USAGE)
 
 
+class _Interrupted(Exception):
+    """SIGINT reached the command: carried past click, which would print a blank line."""
+
+
+# What a failing environment raises on a write: exit 2 with the path, never exit 3.
+_ENVIRONMENT_ERRNOS = {
+    errno.ENOSPC,
+    errno.EACCES,
+    errno.EPERM,
+    errno.EROFS,
+    errno.EDQUOT,
+    errno.EFBIG,
+}
+
+
+def environment_error(exc: OSError) -> str | None:
+    """The one-line message for a failing environment (a full disk, a read-only or immutable
+    file, a file-size limit), or None when ``exc`` is something else."""
+    if exc.errno not in _ENVIRONMENT_ERRNOS:
+        return None
+    what = exc.strerror or os.strerror(exc.errno or 0)
+    where = exc.filename if exc.filename is not None else "a file being written"
+    return f"{where}: {what}"
+
+
 class ToolsGroup(TyperGroup):
     """Turns usage errors into one ``error:`` line and exit 2, and a bug of ours (any other
     exception) into one ``error: internal error:`` line and exit 3."""
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            raise _Interrupted() from None
 
     def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
         if not standalone_mode:
@@ -66,8 +109,17 @@ class ToolsGroup(TyperGroup):
         except typer.Abort:
             emit("error: aborted\n", err=True)
             sys.exit(130)
+        except (_Interrupted, KeyboardInterrupt):
+            emit("error: interrupted\n", err=True)
+            sys.exit(130)
         except UsageError as exc:
             emit(f"error: {exc.render()}\n", err=True)
+            sys.exit(EXIT_USAGE)
+        except OSError as exc:
+            message = environment_error(exc)
+            if message is None:
+                _internal(exc)
+            emit(f"error: {message}\n", err=True)
             sys.exit(EXIT_USAGE)
         except typer.TyperException as exc:  # the parser's usage errors
             ctx = getattr(exc, "ctx", None)
@@ -78,15 +130,19 @@ class ToolsGroup(TyperGroup):
             emit(f"error: {' '.join(exc.format_message().splitlines())}{hint}\n", err=True)
             sys.exit(EXIT_USAGE)
         except Exception as exc:  # a bug of ours: still one line, the trace only on request
-            if os.environ.get("TOOLS_DEBUG"):
-                traceback.print_exc()
-            emit(
-                f"error: internal error: {type(exc).__name__}: {exc} "
-                "(set TOOLS_DEBUG=1 for the traceback)\n",
-                err=True,
-            )
-            sys.exit(EXIT_INTERNAL)
+            _internal(exc)
         sys.exit(rv if isinstance(rv, int) else 0)
+
+
+def _internal(exc: BaseException) -> None:
+    if os.environ.get("TOOLS_DEBUG"):
+        traceback.print_exception(exc)
+    emit(
+        f"error: internal error: {type(exc).__name__}: {exc} "
+        "(set TOOLS_DEBUG=1 for the traceback)\n",
+        err=True,
+    )
+    sys.exit(EXIT_INTERNAL)
 
 
 def new_app(help: str) -> typer.Typer:
@@ -155,6 +211,7 @@ def command(
         extra = [
             _param("repo", RepoOpt),
             _param("config", ConfigOpt),
+            _param("config_from", ConfigFromOpt),
             _param("fmt", FormatOpt),
         ]
         if check:
@@ -184,6 +241,7 @@ def command(
             opts = Options(
                 repo=given.get("repo") or glob.get("repo"),
                 config=given.get("config") or glob.get("config"),
+                config_from=given.get("config_from") or glob.get("config_from") or "head",
                 fmt=_fmt(given.get("fmt") or glob.get("fmt")),
                 fail_on_skip=bool(given.get("fail_on_skip")),
                 base=given.get("base"),
@@ -193,8 +251,14 @@ def command(
                 require_commits=bool(given.get("require_commits")),
                 max_findings=int(given.get("max_findings", 50)),
                 statistics=bool(given.get("statistics")),
+                range_run=range_ and not given.get("staged") and not given.get("commit"),
             )
             try:
+                if opts.config_from not in CONFIG_FROM:
+                    raise UsageError(
+                        f"--config-from {opts.config_from!r} (or TOOLS_CONFIG_FROM)",
+                        expected="base or head",
+                    )
                 if opts.fmt not in formats:
                     raise UsageError(
                         f"--format {opts.fmt}: this command prints "
@@ -248,7 +312,7 @@ def run_gates(opts: Options, names: Sequence[str], *, summary: bool = False) -> 
     from tools.context import Context
 
     ctx = Context(opts)
-    report = Report([gates.run(name, ctx) for name in names])
+    report = Report([gates.run(name, ctx) for name in names] + gates.range_pseudo(ctx))
     severities.apply(report, ctx.config)
     report.meta = ctx.describe()
     finish(report, opts, summary=summary)

@@ -96,22 +96,24 @@ def register(app: typer.Typer) -> None:
         line = index_table.render_row(
             issue, row, _one_line(title, "title"), _one_line(kind, "kind")
         )
-        _, rel, full = _repo_file(opts, "index")
+        git, rel, full = _repo_file(opts, "index")
         if full.is_dir():
             raise UsageError("is a directory, expected the index file", where=rel)
         try:
-            at, line = _append_locked(full, rel, issue, line)
+            at, line = _append_locked(full, git.root, rel, issue, line)
         except OSError as exc:
             raise UsageError(f"cannot write: {exc.strerror}", where=rel) from None
         emit(f"appended to {rel}:{at}: {line}\n")
 
-    def _append_locked(full: Path, rel: str, issue: int, line: str) -> tuple[int, str]:
+    def _append_locked(
+        full: Path, ctx_root: Path, rel: str, issue: int, line: str
+    ) -> tuple[int, str]:
         from tools import index_table, ledger
         from tools.git import decode, encode
 
         full.parent.mkdir(parents=True, exist_ok=True)
         # Lock the index while reading and replacing it, so concurrent appends serialize.
-        with ledger.locked(full) as fd:
+        with ledger.locked(full, ctx_root) as fd:
             size = os.fstat(fd).st_size
             raw = os.pread(fd, size, 0) if size else b""
             text = decode(raw) if raw.strip() else index_table.skeleton()
@@ -125,7 +127,7 @@ def register(app: typer.Typer) -> None:
                 emit(f"refused: issue #{issue} is already in {rel} (line {have.line})\n", err=True)
                 raise typer.Exit(EXIT_FAIL)
             new_text, at = append_row(text, line)
-            write_atomic(full, encode(new_text))
+            write_atomic(full, encode(new_text), root=ctx_root)
         return at, line
 
     @index.command("merge-driver")
@@ -175,7 +177,7 @@ def register(app: typer.Typer) -> None:
         already present. If any record fails verification nothing is written (exit 1)."""
         from tools import ledger
 
-        _, rel, full = _repo_file(opts, "ledger")
+        git, rel, full = _repo_file(opts, "ledger")
         records: list[dict[str, Any]] = []
         failed = []
         for path in files:
@@ -192,7 +194,7 @@ def register(app: typer.Typer) -> None:
             raise typer.Exit(EXIT_FAIL)
         records.sort(key=lambda r: (r["created"], r["id"]))
         try:
-            written = ledger.append_records(full, records)
+            written = ledger.append_records(full, records, root=git.root)
         except OSError as exc:
             raise UsageError(f"cannot append: {exc.strerror}", where=rel) from None
         for notice in getattr(written, "notices", []):

@@ -9,15 +9,16 @@ from __future__ import annotations
 import os
 import sys
 
-import typer
+import typer  # noqa: E402
 
-from tools import __version__
-from tools.cli import (
+from tools import __version__  # noqa: E402
+from tools.cli import (  # noqa: E402
     checks,
     commit_gates,
     config_cmd,
     demo,
     docs,
+    end_early_interrupts,  # noqa: E402
     hooks,
     ledgers,
     links,
@@ -28,7 +29,14 @@ from tools.cli import (
     ratchet,
     spec,
 )
-from tools.cli.common import ConfigOpt, FormatOpt, RepoOpt, emit, new_app
+from tools.cli.common import (  # noqa: E402
+    ConfigFromOpt,
+    ConfigOpt,
+    FormatOpt,
+    RepoOpt,
+    emit,
+    new_app,
+)
 
 app = new_app("Mechanical, honest gates for agent-heavy repositories.")
 
@@ -44,13 +52,14 @@ def _globals(
     ctx: typer.Context,
     repo: RepoOpt = None,
     config: ConfigOpt = None,
+    config_from: ConfigFromOpt = None,
     fmt: FormatOpt = None,
     version: bool = typer.Option(
         False, "--version", callback=_version, is_eager=True, help="Print the version."
     ),
 ) -> None:
     """Global options; each is also accepted after the subcommand."""
-    ctx.obj = {"repo": repo, "config": config, "fmt": fmt}
+    ctx.obj = {"repo": repo, "config": config, "config_from": config_from, "fmt": fmt}
 
 
 for _module in (
@@ -83,6 +92,9 @@ def main() -> None:
     try:
         app(prog_name="tools")
         code = 0
+    except KeyboardInterrupt:  # SIGINT at any moment: one line, exit 130, never a traceback
+        emit("error: interrupted\n", err=True)
+        code = 130
     except SystemExit as exc:
         if exc.code is None or isinstance(exc.code, int):
             code = exc.code or 0
@@ -95,6 +107,10 @@ def main() -> None:
         except (OSError, ValueError):
             code = code or 1  # the output could not be written (a closed pipe): not a pass
     os._exit(code)
+
+
+# The imports are done: from here on SIGINT is a KeyboardInterrupt, which main() ends.
+end_early_interrupts()
 
 
 if __name__ == "__main__":

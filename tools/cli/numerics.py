@@ -50,7 +50,7 @@ def _append(ctx: Context, kind: str, payload: dict[str, Any]) -> tuple[str, str]
     from tools.numerics.common import append_record, display, ledger_path
 
     path = ledger_path(ctx.config, ctx.root)
-    rid, notices = append_record(path, kind, payload)
+    rid, notices = append_record(path, kind, payload, root=ctx.root)
     for notice in notices:
         emit(f"notice: {notice}\n", err=True)
     return rid, display(path, ctx.root)

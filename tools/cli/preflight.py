@@ -43,7 +43,7 @@ def register(app: typer.Typer) -> None:
         blocked = inplace_pending.run(ctx.git)
         if blocked is not None:
             finish(Report([blocked]), opts, summary=True)
-        report = Report([gates.run(name, ctx) for name in names])
+        report = Report([gates.run(name, ctx) for name in names] + gates.range_pseudo(ctx))
         severities.apply(report, ctx.config)
         report.meta = ctx.describe()
         finish(report, opts, summary=True)

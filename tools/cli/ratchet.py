@@ -36,6 +36,8 @@ def _select(opts: Options, names: list[str] | None, rev: str | None, base: str |
     if rev is not None and opts.staged:
         raise UsageError("--rev and --staged name different trees; give one")
     opts.base = base
+    if rev is not None and opts.config_from == "base":
+        opts.head = rev  # the counted tree is the head whose merge base holds the baselines
     opts.extra["ratchet"] = {"names": list(names or []), "rev": rev}
 
 
@@ -127,7 +129,7 @@ def _tighten(opts: Options) -> int:
         r, before, after = plan["ratchet"], plan["before"], plan["after"]
         written = before != after
         if written:
-            baseline_mod.write(ctx.git.worktree_path(r.baseline), r.name, after)
+            baseline_mod.write(ctx.git.worktree_path(r.baseline), r.name, after, root=ctx.root)
         done.append(
             {
                 "ratchet": r.name,

@@ -138,7 +138,7 @@ def register(app: typer.Typer) -> None:
             emit(f"{rel}: unchanged (the block of plan {plan} already renders {label})\n")
             return
         try:
-            write_atomic(full, encode(new_text))
+            write_atomic(full, encode(new_text), root=git.root)
         except OSError as exc:
             raise UsageError(f"cannot write: {exc.strerror}", where=rel) from None
         emit(f"{rel}: rendered {label} as the block of plan {plan}\n")

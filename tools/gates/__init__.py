@@ -41,6 +41,7 @@ COMMAND_GATES: dict[str, str] = {
 # Pseudo-gates: reported by preflight and the hooks, never selected with --gate.
 PSEUDO_GATES: dict[str, str] = {
     "preflight": "tools.gates.inplace_pending",
+    "protocol": "tools.gates.protocol",
 }
 
 
@@ -53,6 +54,17 @@ def all_modules() -> dict[str, str]:
 def module(name: str) -> ModuleType | None:
     target = GATES.get(name)
     return importlib.import_module(target) if target else None
+
+
+def range_pseudo(ctx: Context) -> list[GateResult]:
+    """The pseudo-gates every range run reports after its gates (``protocol``), when they
+    have something to say."""
+    if not ctx.opts.range_run:
+        return []
+    from tools.gates import protocol
+
+    result = protocol.run(ctx)
+    return [result] if result is not None else []
 
 
 def run(name: str, ctx: Context) -> GateResult:

@@ -17,6 +17,7 @@ from pathlib import Path
 from tools import ledger
 from tools.appendonly import AppendOnly, Entry, blob_starts, read_now, worktree_file
 from tools.context import RANGE_EMPTY, Context
+from tools.git import Commit
 from tools.report import GateResult, Rule, declare
 
 NAME = "ledger"
@@ -27,6 +28,11 @@ RULES = declare(
         Rule(ledger.RULE_TAMPERED, "error", "a record whose id does not recompute"),
         Rule("ledger-duplicate", "error", "the same record id twice"),
         Rule("ledger-record-removed", "error", "a record of the base is gone or altered"),
+        Rule(
+            "ledger-merge-lost",
+            "error",
+            "a merge commit's ledger lacks, or altered, a record one of its parents had",
+        ),
         Rule("ledger-absent", "info", "no ledger at the base nor now: nothing to judge"),
         RANGE_EMPTY,
     ],
@@ -231,4 +237,39 @@ def run(ctx: Context) -> GateResult:
     sel = ctx.range
     base = Base(ctx, sel.merge_base, path)
     absent = f"{path} exists neither at the merge base nor now"
+    _merges(ctx, result, path, commits)
     return _run_on(ctx, result, path, base, "the merge base", absent=absent)
+
+
+def _merges(ctx: Context, result: GateResult, path: str, commits: Sequence[Commit]) -> None:
+    """ledger-merge-lost: every record of every parent of a merge in the range is in the
+    merge's ledger, unchanged (a merge resolved with ``--ours`` drops the other side's)."""
+    git = ctx.git
+    for commit in commits:
+        if not commit.is_merge:
+            continue
+        mine = git.blob_header(commit.sha, path)
+        kept: dict[str, str | None] | None = None
+        for parent in commit.parents:
+            theirs = git.blob_header(parent, path)
+            if theirs is None or theirs == mine:
+                continue
+            if kept is None:
+                data = git.object(mine[0]) if mine else b""
+                kept = {i.id: i.computed for i in ledger.scan_bytes(data) if i.id is not None}
+            for item in ledger.scan_bytes(git.object(theirs[0])):
+                if item.id is None:
+                    continue
+                if item.id not in kept:
+                    what = "lacks"
+                elif kept[item.id] != item.computed:
+                    what = "altered"
+                else:
+                    continue
+                result.add(
+                    "ledger-merge-lost",
+                    f"the merge {what} record {_label(item)} that parent {parent[:12]} had "
+                    f"(line {item.line} there)",
+                    commit=commit.sha,
+                    path=path,
+                )

@@ -91,8 +91,13 @@ except (ImportError, AttributeError, TypeError):  # another Python: the plain pa
 
 
 def strict_loads(text: str) -> Any:
-    """Parse JSON refusing duplicate keys, NaN and infinities; nesting deeper than Python's
-    recursion allows is a ValueError too (hostile input, never a crash)."""
+    """Parse JSON refusing duplicate keys, NaN and infinities; nesting deeper than
+    :data:`tools.bounded.MAX_DEPTH` levels is a ValueError too (hostile input, never a crash),
+    measured before parsing."""
+    from tools.bounded import MAX_DEPTH, json_too_deep
+
+    if json_too_deep(text):
+        raise ValueError(f"nested deeper than {MAX_DEPTH} levels")
     try:
         return json.loads(
             text, object_pairs_hook=_no_duplicate_keys, parse_constant=_refuse_constant

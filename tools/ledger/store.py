@@ -5,6 +5,7 @@ partial line; a torn final line left by a killed writer is moved to ``<ledger>.t
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import logging
 import mmap
@@ -14,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tools.errors import UsageError
+from tools.fsio import refuse_links
 from tools.ledger.record import canonical_json, verify_record
 from tools.ledger.scan import parse_line
 
@@ -54,14 +57,26 @@ def _prepare(records: Iterable[dict[str, Any]]) -> _Prepared:
 
 
 @contextlib.contextmanager
-def locked(path: Path) -> Iterator[int]:
+def locked(path: Path, root: Path | None = None) -> Iterator[int]:
     """Open ``path`` for appending (creating it) and hold an exclusive flock on it.
 
     The lock is on the ledger file itself, so no lock file litters the working tree. If the
     file was replaced while we waited (a checkout or merge writes a new inode), lock again.
+    A symbolic link is never opened (exit 2 naming it); with ``root``, nor a link on the way
+    from the repository's root.
     """
+    if root is not None:
+        refuse_links(path, root)
+    flags = os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC | os.O_NOFOLLOW
     while True:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o644)
+        try:
+            fd = os.open(path, flags, 0o644)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise UsageError(
+                    "is a symbolic link: tools never writes through one", where=str(path)
+                ) from None
+            raise
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             try:
@@ -157,7 +172,9 @@ def _write_all(fd: int, data: bytes, rollback_to: int) -> None:
         raise
 
 
-def append_records(path: Path, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def append_records(
+    path: Path, records: list[dict[str, Any]], *, root: Path | None = None
+) -> list[dict[str, Any]]:
     """Append ``records`` to the ledger at ``path`` (created if absent), atomically.
 
     Each record must verify (ValueError otherwise, nothing written). Records whose id is
@@ -166,13 +183,16 @@ def append_records(path: Path, records: list[dict[str, Any]]) -> list[dict[str, 
     final line left by a killed writer is first moved to ``<ledger>.torn``.
 
     Returns the records actually written, as an :class:`Appended` list whose ``notices``
-    say what else happened (also logged on the ``tools.ledger`` logger).
+    say what else happened (also logged on the ``tools.ledger`` logger). ``root``: the
+    repository the ledger belongs to (links on the way refused, see :func:`locked`).
     """
     path = Path(path)
     prepared = _prepare(records)
+    if root is not None:
+        refuse_links(torn_path(path), root)
     path.parent.mkdir(parents=True, exist_ok=True)
     notices: list[str] = []
-    with locked(path) as fd:
+    with locked(path, root) as fd:
         size = os.fstat(fd).st_size
         notice = _move_torn_tail(fd, path, size)
         if notice:

@@ -166,13 +166,16 @@ def ledger_path(config: dict[str, Any], root: Path) -> Path:
     return root / config["ledger"]["path"]
 
 
-def append_record(path: Path, kind: str, payload: dict[str, Any]) -> tuple[str, list[str]]:
-    """Append one ``kind`` record; returns its id and the ledger's notices to print."""
+def append_record(
+    path: Path, kind: str, payload: dict[str, Any], *, root: Path | None = None
+) -> tuple[str, list[str]]:
+    """Append one ``kind`` record; returns its id and the ledger's notices to print.
+    ``root``: the repository (a link on the way to the ledger is refused)."""
     from tools import ledger
 
     record = ledger.make_record(kind, payload)
     try:
-        written = ledger.append_records(path, [record])
+        written = ledger.append_records(path, [record], root=root)
     except OSError as exc:
         raise UsageError(f"cannot append to the ledger: {exc.strerror}", where=str(path)) from None
     return record["id"], list(getattr(written, "notices", []))

@@ -21,7 +21,7 @@ import yaml
 
 from tools.config import read_yaml
 from tools.errors import UsageError
-from tools.fsio import write_atomic
+from tools.fsio import refuse_links, write_atomic
 from tools.numerics import tensors
 from tools.numerics.common import RepoOps, display, fmt, sha256_bytes, sha256_file
 from tools.numerics.tensors import DTYPES, Comparison, Tolerance
@@ -532,6 +532,9 @@ def capture(config: dict[str, Any], root: Path, name: str, *, force: bool) -> di
     case = load_case(case_dir, root, recipe=True)
     where = display(case.manifest, root)
     specs = list(case.inputs.values()) + list(case.outputs.values())
+    # Every file it will write, before any op runs: none may be, or lie below, a link.
+    for target in [case_dir / s.file for s in specs] + [case.manifest]:
+        refuse_links(target, root)
     existing = [s.file for s in specs if (case_dir / s.file).exists()]
     if existing and not force:
         raise UsageError(
@@ -595,8 +598,8 @@ def capture(config: dict[str, Any], root: Path, name: str, *, force: bool) -> di
     # Data first, manifest last: an interrupted capture leaves a manifest that does not match
     # its files (golden-tampered), never a matching manifest over half-written data.
     for spec in specs:
-        write_atomic(case_dir / spec.file, blobs[spec.file])
-    write_atomic(case.manifest, text.encode("utf-8"))
+        write_atomic(case_dir / spec.file, blobs[spec.file], root=root)
+    write_atomic(case.manifest, text.encode("utf-8"), root=root)
     return {
         "case": case.name,
         "op": case.op,

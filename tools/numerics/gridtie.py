@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from tools.bounded import check_json
 from tools.errors import UsageError
 from tools.numerics.common import fmt, num
 from tools.report import GateResult, Rule, declare
@@ -95,6 +96,7 @@ def _no_dupes(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 def parse_evidence(text: str, where: str) -> Evidence:
     """Validate the evidence JSON. Malformed evidence is a UsageError (exit 2) naming the field;
     a NaN or Infinity logprob is evidence (judged ``nonfinite``), not malformation."""
+    check_json(text, where)
     try:
         data = json.loads(text, object_pairs_hook=_no_dupes)
     except ValueError as exc:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from tools.bounded import check_json
 from tools.errors import UsageError
 from tools.fsio import write_atomic
 
@@ -35,6 +36,7 @@ def parse(raw: bytes, path: str, name: str) -> dict[str, int]:
             seen[key] = value
         return seen
 
+    check_json(raw, path)
     try:
         data = json.loads(raw.decode("utf-8"), object_pairs_hook=refuse_duplicates)
     except UnicodeDecodeError as exc:
@@ -66,5 +68,6 @@ def render(name: str, buckets: dict[str, int]) -> bytes:
     return (json.dumps({"ratchet": name, "buckets": buckets}, indent=2) + "\n").encode()
 
 
-def write(path: Path, name: str, buckets: dict[str, int]) -> None:
-    write_atomic(path, render(name, buckets))
+def write(path: Path, name: str, buckets: dict[str, int], *, root: Path | None = None) -> None:
+    """Write a baseline atomically; ``root``: the repository (a link on the way refused)."""
+    write_atomic(path, render(name, buckets), root=root)

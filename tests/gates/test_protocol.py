@@ -1,0 +1,185 @@
+"""`--config-from base` and the `protocol` pseudo-gate (SPEC §10): a pull request cannot
+relax the gates that judge it, and what it changes in the config or a baseline is reported."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.conftest import Repo
+from tools.ledger import canonical_json, make_record
+
+CFG = ".agents/protocol.yaml"
+IDX = ".agents/issue-index.md"
+LED = ".agents/ledger.jsonl"
+BASELINE = ".agents/baselines/device-leakage.json"
+HEADER = "# Issue index\n\n| Issue | Row | Title | Kind |\n|---|---|---|---|\n"
+ROWS = "| #1 | F1 | One | foundation |\n| #2 | — | Two | bug |\n"
+CONFIG = "base: main\npreflight:\n  gates: [index, ledger, ratchet]\n"
+LEAKY = "int f() { return at::kCUDA; }\n"
+
+
+def ledger_text(*numbers: int) -> bytes:
+    records = [
+        make_record("attribution", {"n": n}, created=f"2026-01-01T00:00:{n:02d}Z") for n in numbers
+    ]
+    return b"".join(canonical_json(r) + b"\n" for r in records)
+
+
+def baseline(kcuda: int) -> str:
+    buckets = {"kcuda": kcuda, "is_cuda": 0, "cuda_include": 0, "vt_macro": 0}
+    return json.dumps({"ratchet": "device-leakage", "buckets": buckets}, indent=2) + "\n"
+
+
+def start(repo: Repo) -> str:
+    """main: a config, an index, a ledger and a tight ratchet baseline; ``pr`` checked out."""
+    repo.commit(
+        "Start\n\nBody.\n",
+        {
+            CFG: CONFIG,
+            IDX: HEADER + ROWS,
+            LED: ledger_text(1, 2),
+            "src/a.cc": LEAKY,
+            BASELINE: baseline(1),
+        },
+    )
+    repo.branch("pr")
+    return repo.head()
+
+
+def preflight(repo: Repo, *args: str):
+    return repo.tools("--format", "json", "preflight", "--base", "main", *args)
+
+
+def gate_rules(run) -> dict[str, list[str]]:
+    return {
+        g["gate"]: sorted(f["rule"] for f in g["findings"] if f["rule"] != "range-empty")
+        for g in run.json()["gates"]
+    }
+
+
+def test_moving_the_ledger_and_index_paths_is_judged_by_the_base_config(repo: Repo) -> None:
+    start(repo)
+    # The pull request drops a row and a record, and points the config at edited copies.
+    repo.commit(
+        "Move the files\n\nBody.\n",
+        {
+            ".agents/other-index.md": HEADER + "| #2 | — | Two | bug |\n",
+            ".agents/other-ledger.jsonl": ledger_text(2),
+            CFG: CONFIG + "index: {path: .agents/other-index.md}\n"
+            "ledger: {path: .agents/other-ledger.jsonl}\n",
+        },
+    )
+    head_run = preflight(repo)
+    assert gate_rules(head_run)["index"] == [] and gate_rules(head_run)["ledger"] == []
+    assert head_run.json()["gates"][-1]["gate"] == "protocol"
+    assert head_run.exit_code == 0  # judged by its own config, the change passes: the hole
+    repo.write(IDX, HEADER + "| #2 | — | Two | bug |\n")
+    repo.write(LED, ledger_text(2))
+    repo.commit("Edit the old files too\n\nBody.\n")
+    run = preflight(repo, "--config-from", "base")
+    assert run.exit_code == 1
+    got = gate_rules(run)
+    assert got["index"] == ["row-removed"]
+    assert got["ledger"] == ["ledger-record-removed"]
+    assert got["protocol"] == ["protocol-changed", "protocol-changed"]
+    messages = [f["message"] for f in run.json()["gates"][-1]["findings"]]
+    assert any(m.startswith('index.path: ".agents/issue-index.md" → ') for m in messages)
+    assert any(m.startswith("ledger.path: ") for m in messages)
+
+
+def test_narrowing_preflight_gates_is_refused_under_base(repo: Repo) -> None:
+    start(repo)
+    repo.commit(
+        "Narrow\n\nBody.\n",
+        {IDX: HEADER + "| #2 | — | Two | bug |\n", CFG: "base: main\npreflight:\n  gates: [now]\n"},
+    )
+    assert "index" not in gate_rules(preflight(repo))
+    run = preflight(repo, "--config-from", "base")
+    assert run.exit_code == 1
+    got = gate_rules(run)
+    assert got["index"] == ["row-removed"]
+    assert got["protocol"] == ["protocol-changed"]
+    message = run.json()["gates"][-1]["findings"][0]["message"]
+    assert message.startswith('preflight.gates: ["index", "ledger", "ratchet"] → ["now"]')
+
+
+def test_empty_ratchets_are_refused_under_base(repo: Repo) -> None:
+    start(repo)
+    repo.commit(
+        "Drop the ratchets\n\nBody.\n",
+        {"src/b.cc": LEAKY, CFG: CONFIG + "ratchets: {}\n"},
+    )
+    head_run = preflight(repo)
+    assert head_run.exit_code == 0 and gate_rules(head_run)["ratchet"] == ["ratchet-absent"]
+    run = preflight(repo, "--config-from", "base")
+    assert run.exit_code == 1
+    assert gate_rules(run)["ratchet"] == ["ratchet-regression"]
+
+
+def test_raising_its_own_baseline_is_refused(repo: Repo) -> None:
+    start(repo)
+    repo.commit("Add a site\n\nBody.\n", {"src/b.cc": LEAKY, BASELINE: baseline(2)})
+    head_run = preflight(repo, "--gate", "ratchet")
+    # Judged by its own baseline the ratchet passes; the protocol gate still refuses it.
+    assert gate_rules(head_run)["ratchet"] == []
+    assert gate_rules(head_run)["protocol"] == ["baseline-raised"]
+    assert head_run.exit_code == 1
+    run = preflight(repo, "--gate", "ratchet", "--config-from", "base")
+    assert run.exit_code == 1
+    got = gate_rules(run)
+    assert got["ratchet"] == ["ratchet-regression"] and got["protocol"] == ["baseline-raised"]
+    raised = run.json()["gates"][-1]["findings"][0]
+    assert raised["path"] == BASELINE and "from 1 to 2" in raised["message"]
+    # The single-gate command judges the same way, and so does the environment variable.
+    ratchet = repo.tools("--config-from", "base", "ratchet", "check", "--base", "main")
+    assert ratchet.exit_code == 1 and "ratchet-regression" in ratchet.stdout
+
+
+def test_a_lowered_baseline_and_an_unchanged_config_are_quiet(repo: Repo) -> None:
+    start(repo)
+    repo.commit("Fix the site\n\nBody.\n", {"src/a.cc": "int f();\n", BASELINE: baseline(0)})
+    run = preflight(repo, "--config-from", "base")
+    assert run.exit_code == 0, run.stdout
+    assert "protocol" not in gate_rules(run)
+    assert gate_rules(run)["ratchet"] == []
+
+
+def test_environment_selects_the_base_config(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    start(repo)
+    repo.commit("Narrow\n\nBody.\n", {IDX: HEADER + ROWS[:30] + "\n", CFG: "base: main\n"})
+    monkeypatch.setenv("TOOLS_CONFIG_FROM", "base")
+    run = repo.tools("--format", "json", "index", "check", "--base", "main")
+    assert run.exit_code == 1 and "row-removed" in run.stdout
+    monkeypatch.setenv("TOOLS_CONFIG_FROM", "neither")
+    bad = repo.tools("index", "check", "--base", "main")
+    assert bad.exit_code == 2 and "--config-from 'neither'" in bad.stderr
+
+
+def test_base_needs_a_named_base_and_refuses_config(repo: Repo) -> None:
+    start(repo)
+    no_base = repo.tools("--config-from", "base", "preflight")
+    assert no_base.exit_code == 2 and "needs --base" in no_base.stderr
+    both = repo.tools("preflight", "--config-from", "base", "--base", "main", "--config", CFG)
+    assert both.exit_code == 2 and "--config cannot be combined" in both.stderr
+
+
+def test_staged_under_base_reads_heads_config(repo: Repo) -> None:
+    start(repo)
+    repo.write(IDX, HEADER + "| #2 | — | Two | bug |\n")
+    repo.write(CFG, "base: main\nindex: {path: .agents/elsewhere.md}\n")
+    repo.git("add", "-A")
+    staged = repo.tools("--format", "json", "index", "check", "--staged")
+    assert staged.exit_code == 0
+    run = repo.tools("--format", "json", "index", "check", "--staged", "--config-from", "base")
+    assert run.exit_code == 1 and "row-removed" in run.stdout
+
+
+def test_an_unloadable_head_config_is_reported_under_base(repo: Repo) -> None:
+    start(repo)
+    repo.commit("Break\n\nBody.\n", {CFG: "base: main\nunknown_key: 1\n"})
+    assert preflight(repo).exit_code == 2  # judged by itself, the config does not load
+    run = preflight(repo, "--config-from", "base")
+    assert gate_rules(run)["protocol"] == ["protocol-changed"]
+    assert "no longer loads" in run.json()["gates"][-1]["findings"][0]["message"]

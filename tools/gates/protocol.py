@@ -1,0 +1,123 @@
+"""The ``protocol`` pseudo-gate: what a range changes in the rules that judge it (SPEC §10).
+
+In every range run, whichever tree the config is read from (``--config-from``), a change to
+``.agents/protocol.yaml`` between the merge base and the head is reported key path by key path
+(``protocol-changed``, a warning: a reviewer sees it), and a ratchet baseline bucket that grows
+is ``baseline-raised`` (an error: baselines only ever go down, §4.5).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from tools import config as config_mod
+from tools.appendonly import read_now
+from tools.context import Context
+from tools.errors import UsageError
+from tools.ratchets import baseline as baseline_mod
+from tools.report import GateResult, Rule, declare
+
+NAME = "protocol"
+RULES = declare(
+    NAME,
+    [
+        Rule("protocol-changed", "warning", "the range changes the config that judges it"),
+        Rule("baseline-raised", "error", "a ratchet baseline bucket grows between base and head"),
+    ],
+)
+
+_VALUE_MAX = 80  # characters of a value quoted in a message
+_MISSING = object()
+
+
+def _show(value: Any) -> str:
+    if value is _MISSING:
+        return "(absent)"
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    return text if len(text) <= _VALUE_MAX else text[: _VALUE_MAX - 1] + "…"
+
+
+def changed_keys(old: Any, new: Any, path: tuple[Any, ...] = ()) -> list[tuple[str, Any, Any]]:
+    """Each key path whose value differs between two configs, with both values (mappings
+    are compared key by key, anything else whole)."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        out: list[tuple[str, Any, Any]] = []
+        for key in list(old) + [k for k in new if k not in old]:
+            out += changed_keys(old.get(key, _MISSING), new.get(key, _MISSING), path + (key,))
+        return out
+    if old == new and type(old) is type(new):
+        return []
+    return [(config_mod.key_path(list(path)), old, new)]
+
+
+def _load(raw: bytes | None, display: str) -> dict[str, Any]:
+    if raw is None:
+        return config_mod.defaults()
+    return config_mod.merge(config_mod.defaults(), config_mod.load_bytes(raw, display=display))
+
+
+def _baselines(cfg: dict[str, Any]) -> dict[str, str]:
+    """Ratchet name -> its baseline path, for every ratchet of a config."""
+    out: dict[str, str] = {}
+    for name, spec in (cfg.get("ratchets") or {}).items():
+        given = spec.get("baseline") if isinstance(spec, dict) else None
+        path = given if isinstance(given, str) else baseline_mod.default_path(name)
+        if config_mod.is_repo_relative(path):
+            out[name] = path
+    return out
+
+
+def run(ctx: Context) -> GateResult | None:
+    """The pseudo-gate's result for a range run; None when there is nothing to report (no
+    range could be computed, or neither the config nor a baseline grew)."""
+    sel = ctx.range
+    if sel.mode != "range" or sel.merge_base is None:
+        return None
+    result = GateResult(NAME)
+    path = config_mod.DEFAULT_PATH
+    base_raw = ctx.git.blob(sel.merge_base, path)
+    head_raw = read_now(ctx, path)
+    base_cfg = _load(base_raw, f"{sel.merge_base[:12]}:{path}")
+    head_cfg: dict[str, Any] | None = None
+    if base_raw != head_raw:
+        try:
+            head_cfg = _load(head_raw, path)
+        except UsageError as exc:
+            result.add(
+                "protocol-changed",
+                f"the range changes {path}, which no longer loads: {exc.render()}",
+                path=path,
+            )
+        else:
+            for key, old, new in changed_keys(base_cfg, head_cfg):
+                result.add("protocol-changed", f"{key}: {_show(old)} → {_show(new)}", path=path)
+    else:
+        head_cfg = base_cfg
+    head_paths = _baselines(head_cfg) if head_cfg is not None else {}
+    for name, base_path in _baselines(base_cfg).items():
+        _raised(ctx, result, name, base_path, head_paths.get(name, base_path))
+    return result if result.findings else None
+
+
+def _raised(ctx: Context, result: GateResult, name: str, base_path: str, head_path: str) -> None:
+    sel = ctx.range
+    assert sel.merge_base is not None
+    base_raw = ctx.git.blob(sel.merge_base, base_path)
+    if base_raw is None:
+        return  # no baseline at the base: creating one is `tools ratchet tighten`'s job
+    head_raw = read_now(ctx, head_path)
+    if head_raw is None:
+        return  # gone: the ratchet gate reports a missing baseline
+    before = baseline_mod.parse(base_raw, f"{sel.merge_base[:12]}:{base_path}", name)
+    after = baseline_mod.parse(head_raw, head_path, name)
+    moved = f" (moved from {base_path})" if head_path != base_path else ""
+    for bucket, was in before.items():
+        now = after.get(bucket)
+        if now is not None and now > was:
+            result.add(
+                "baseline-raised",
+                f"{name}.{bucket}: the baseline rises from {was} to {now}{moved}; baselines "
+                f"only go down (`tools ratchet tighten {name}` lowers them)",
+                path=head_path,
+            )
