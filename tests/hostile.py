@@ -23,7 +23,11 @@ _TRAILERS_CFG = {
     "required": {"Following-Agents-Protocol": ["true"], "AI-Assisted": ["true", "false"]},
     "assisted_by": True,
     "ai_identities": ["ai", "agent", "bot", "claude", "codex", "gpt", "llm"],
+    "marker_placement": "paragraph",
+    "assisted_by_format": None,
 }
+# The marker as a line of its own, glued to its trailers or not, and a configured format.
+_TRAILERS_LINE_CFG = {**_TRAILERS_CFG, "marker_placement": "line", "assisted_by_format": r"\S+"}
 _STYLE_CFG = {"subject_max": 72, "subject_pattern": None, "require_body": True}
 _INDEX_HEAD = "# Index\n\n| Issue | Row | Title | Kind |\n|---|---|---|---|\n"
 
@@ -46,6 +50,7 @@ def _judge_message(text: str) -> None:
     from tools.gates import style
 
     trailers_gate.judge(text, _TRAILERS_CFG, lambda *a: None)
+    trailers_gate.judge(text, _TRAILERS_LINE_CFG, lambda *a: None)
     style.judge(text, _STYLE_CFG, MARKER, lambda *a: None)
     commit_messages.clean(text, "strip")
 
