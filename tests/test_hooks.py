@@ -12,7 +12,6 @@ import os
 import re
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -322,40 +321,15 @@ def _env() -> dict[str, str]:
 def test_a_mutant_left_by_a_killed_in_place_run_is_never_committed(
     repo: Repo, tmp_path: Path
 ) -> None:
+    from tests.mutate.test_inplace import _start_in_place_arm, _wait_for
+
     with_remote(repo, tmp_path)
-    repo.write("src/calc.py", "def add(a, b):\n    return a + b\n")
-    git(repo, "add", "-A")
-    assert git(repo, "commit", "-q", "-F", "-", input=good("Add calc")).returncode == 0
-    marker = tmp_path / "shell.pid"
-    plan = repo.path / "plans" / "plan.yml"  # untracked: `commit -a` leaves it out
-    plan.parent.mkdir()
-    plan.write_text(
-        json.dumps(
-            {
-                "test": f"echo $$ > {marker}; sleep 60",
-                "arms": [
-                    {
-                        "name": "B",
-                        "replace": {"path": "src/calc.py", "old": "a + b", "new": "a - b"},
-                    }
-                ],
-            }
-        )
-    )
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "tools", "--repo", str(repo.path), "mutate", "run", str(plan),
-         "--in-place"],
-        cwd=tmp_path, env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-    )  # fmt: skip
-    end = time.monotonic() + 60
-    while not (marker.exists() and marker.read_text().strip()) and time.monotonic() < end:
-        assert proc.poll() is None, proc.communicate()[1]
-        time.sleep(0.05)
-    shell = int(marker.read_text())
+    _, marker, _, proc = _start_in_place_arm(repo, tmp_path)
+    shell = int(_wait_for(marker))
     proc.send_signal(signal.SIGKILL)
-    proc.wait(timeout=30)
+    proc.communicate(timeout=30)
     try:
-        os.killpg(shell, signal.SIGKILL)
+        os.killpg(shell, signal.SIGKILL)  # the arm's own session outlives its parent
     except ProcessLookupError:
         pass
     assert "a - b" in repo.read("src/calc.py").decode()  # the mutant is in the tree
