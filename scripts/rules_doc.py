@@ -32,6 +32,7 @@ GATE_DOCS = {
     "ledger": "ledgers.md",
     "preflight": "gates.md",
     "protocol": "ci.md",
+    "baseline": "adoption.md",
     "trailers": "commit-gates.md",
     "style": "commit-gates.md",
     "docs": "docs-and-links.md",

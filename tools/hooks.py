@@ -191,14 +191,11 @@ def configured(names: tuple[str, ...], config: dict) -> list[str]:
 
 def judge(opts: Options, names: tuple[str, ...]) -> Report:
     """The configured gates among ``names``, on one context built from ``opts``."""
-    from tools import gates, severities
+    from tools import gates
     from tools.context import Context
 
     ctx = Context(opts)
-    results = [gates.run(name, ctx) for name in configured(names, ctx.config)]
-    report = Report(results + gates.range_pseudo(ctx))
-    severities.apply(report, ctx.config)
-    return report
+    return gates.judged(ctx, [gates.run(name, ctx) for name in configured(names, ctx.config)])
 
 
 def push_options(git: Git, base: Options, ref: PushedRef) -> Options | None:
@@ -225,12 +222,16 @@ def green_line(report: Report, seconds: float) -> str | None:
     """The one line of a green hook; None when the report has something to show."""
     if report.status != "pass":
         return None
-    if any(f.severity != "info" for g in report.gates for f in g.findings):
+    findings = [f for g in report.gates for f in g.findings]
+    # Recorded debt (the findings baseline) is counted on the line, not listed on every commit.
+    if any(f.severity != "info" and f.baseline_state != "unchanged" for f in findings):
         return None
+    debt = sum(1 for f in findings if f.baseline_state == "unchanged")
+    owed = f", {debt} finding{'s' if debt != 1 else ''} of recorded debt (tools baseline show)"
     n = len(report.gates)
     if n == 0:
         return f"tools: nothing to judge ({seconds:.1f} s)\n"
-    return f"tools: {n} gate{'s' if n != 1 else ''} green ({seconds:.1f} s)\n"
+    return f"tools: {n} gate{'s' if n != 1 else ''} green{owed if debt else ''} ({seconds:.1f} s)\n"
 
 
 def elapsed_since(start: float) -> float:

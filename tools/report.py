@@ -72,6 +72,9 @@ class Finding:
     line: int | None = None
     # Every place the finding names, complete (the first is ``path``/``line``); () for one.
     sites: tuple[Site, ...] = ()
+    # Against the findings baseline (SPEC §3.3): "unchanged" (recorded debt) or "new"; None
+    # when no baseline judged the finding.
+    baseline_state: str | None = None
 
     def places(self) -> tuple[Site, ...]:
         """Where renderers annotate: every site, or the one ``path``/``line``."""
@@ -90,6 +93,8 @@ class Finding:
         }
         if self.sites:
             out["sites"] = [{"path": s.path, "line": s.line} for s in self.sites]
+        if self.baseline_state is not None:
+            out["baseline_state"] = self.baseline_state
         return out
 
 
@@ -244,6 +249,11 @@ def _gate_detail(gate: GateResult) -> str:
     parts = []
     if "commits" in gate.stats:
         parts.append(_plural(gate.stats["commits"], "commit"))
+    debt = gate.stats.get("debt")
+    if isinstance(debt, dict) and debt:
+        # The findings baseline's pseudo-gate: the recorded debt per rule, on every run.
+        listed = ", ".join(f"{rule} {n}" for rule, n in sorted(debt.items()))
+        parts.append(f"debt: {sum(debt.values())} — {listed}")
     for severity in SEVERITIES:
         n = sum(1 for f in gate.findings if f.severity == severity)
         if n:

@@ -137,7 +137,7 @@ def _result(gate: GateResult, f: Finding, index: int, seen: dict[str, int]) -> d
     properties: dict[str, Any] = {"gate": gate.gate, "rule": f.rule, "commit": f.commit}
     if f.path is None and f.line is not None:
         properties["line"] = f.line
-    return {
+    out = {
         "ruleId": rule_id(gate.gate, f.rule),
         "ruleIndex": index,
         "level": LEVELS[f.severity],
@@ -146,6 +146,9 @@ def _result(gate: GateResult, f: Finding, index: int, seen: dict[str, int]) -> d
         "partialFingerprints": {FINGERPRINT_KEY: _fingerprint(gate.gate, f, seen)},
         "properties": properties,
     }
+    if f.baseline_state is not None:
+        out["baselineState"] = f.baseline_state  # result.baselineState: new or unchanged
+    return out
 
 
 def to_sarif(report: Report, *, fail_on_skip: bool = False) -> dict[str, Any]:

@@ -308,11 +308,8 @@ def finish(report: Report, opts: Options, *, summary: bool = True) -> None:
 
 def run_gates(opts: Options, names: Sequence[str], *, summary: bool = False) -> None:
     """Build one context, run the named gates on it, render and exit."""
-    from tools import gates, severities
+    from tools import gates
     from tools.context import Context
 
     ctx = Context(opts)
-    report = Report([gates.run(name, ctx) for name in names] + gates.range_pseudo(ctx))
-    severities.apply(report, ctx.config)
-    report.meta = ctx.describe()
-    finish(report, opts, summary=summary)
+    finish(gates.judged(ctx, [gates.run(name, ctx) for name in names]), opts, summary=summary)

@@ -192,6 +192,14 @@ def register(app: typer.Typer) -> None:
     def init(
         opts: Options,
         force: Annotated[bool, typer.Option("--force", help="Overwrite what differs.")] = False,
+        adopt: Annotated[
+            bool,
+            typer.Option(
+                "--adopt",
+                help="Adopt a repository with history: detect its trailer conventions, "
+                "baseline today's ratchet counts and findings as debt.",
+            ),
+        ] = False,
     ) -> None:
         """Write a starter config, .gitattributes lines, the merge driver, hook stubs, and
         what the config's gates require that is absent (a stamped NOW digest, the index).
@@ -204,10 +212,14 @@ def register(app: typer.Typer) -> None:
 
         git = Git(opts.repo)
         cfg_path = git.root / config_mod.DEFAULT_PATH
+        text = starter_config(git)
+        evidence: list[str] = []
+        if adopt:
+            text, evidence = _adopted_config(git, text)
         steps = [
             (
                 str(cfg_path.relative_to(git.root)),
-                _write_if_absent(cfg_path, starter_config(git), force=force),
+                _write_if_absent(cfg_path, text, force=force),
             )
         ]
         cfg, _ = config_mod.load(git.root, opts.config, tools_dir=git.tools_dir())
@@ -233,7 +245,54 @@ def register(app: typer.Typer) -> None:
         steps += [
             (os.path.relpath(h.path, git.root), h.verb) for h in hooks.install(git, force=force)
         ]
+        notes: list[str] = []
+        if adopt:
+            more, notes = _adopt_state(opts, force=force)
+            steps += more
         for what, verb in steps:
             emit(f"{verb:>9}  {what}\n" if len(verb) < 10 else f"{verb}  {what}\n")
+        if evidence:
+            emit("detected:\n" + "".join(f"  {line}\n" for line in evidence))
+        if notes:
+            emit("".join(f"{line}\n" for line in notes))
         if any(v.startswith("kept") for _, v in steps):
             raise typer.Exit(1)
+
+
+def _adopted_config(git: Git, starter: str) -> tuple[str, list[str]]:
+    """The starter config with the trailer conventions of the last commits, and the evidence
+    of each choice (SPEC §9.2)."""
+    from tools import config as config_mod
+    from tools.adopt import detect, state
+
+    if git.head() is None:
+        raise UsageError(
+            "--adopt: the repository has no commits yet; plain `tools init` sets it up"
+        )
+    commits = git.log(["--no-merges", "HEAD"], paths=False, max_count=detect.WINDOW)
+    messages = [c.message.decode("utf-8", "replace") for c in commits]
+    preferred = config_mod.defaults()["trailers"]["marker"]
+    found = detect.detect(messages, preferred)
+    base = git.default_branch()
+    evidence = [f"base: {base} (the default branch)" if base else "base: none detected"]
+    return state.config_text(starter, found.trailers_config()), evidence + found.evidence
+
+
+def _adopt_state(opts: Options, *, force: bool) -> tuple[list[tuple[str, str]], list[str]]:
+    """Ratchet baselines at today's counts, then the findings baseline of what is left, and
+    the lines that say what is now recorded as debt."""
+    from tools.adopt import state
+    from tools.context import Context
+
+    ctx = Context(opts)
+    steps: list[tuple[str, str]] = []
+    notes: list[str] = []
+    for step in state.ratchet_baselines(ctx, force=force):
+        steps.append((step.what, step.verb))
+        notes.append(f"ratchet baseline {step.detail}")
+    # A fresh context: the findings are judged against the baselines just written.
+    findings = state.findings_baseline(Context(opts), force=force)
+    steps.append((findings.what, findings.verb))
+    per_rule = ", ".join(f"{rule} {n}" for rule, n in sorted(findings.debt.items()))
+    notes.append(f"debt: {findings.detail}" + (f" ({per_rule})" if per_rule else ""))
+    return steps, notes

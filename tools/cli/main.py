@@ -13,6 +13,7 @@ import typer  # noqa: E402
 
 from tools import __version__  # noqa: E402
 from tools.cli import (  # noqa: E402
+    baseline,
     checks,
     commit_gates,
     config_cmd,
@@ -71,6 +72,7 @@ for _module in (
     merges,
     spec,
     ratchet,
+    baseline,
     config_cmd,
     hooks,
     ledgers,

@@ -27,7 +27,7 @@ def register(app: typer.Typer) -> None:
         ] = None,
     ) -> None:
         """Run the configured gates (config preflight.gates) and print one line per gate."""
-        from tools import gates, severities
+        from tools import gates
         from tools.context import Context
         from tools.gates import inplace_pending
 
@@ -43,7 +43,4 @@ def register(app: typer.Typer) -> None:
         blocked = inplace_pending.run(ctx.git)
         if blocked is not None:
             finish(Report([blocked]), opts, summary=True)
-        report = Report([gates.run(name, ctx) for name in names] + gates.range_pseudo(ctx))
-        severities.apply(report, ctx.config)
-        report.meta = ctx.describe()
-        finish(report, opts, summary=True)
+        finish(gates.judged(ctx, [gates.run(name, ctx) for name in names]), opts, summary=True)

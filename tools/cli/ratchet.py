@@ -70,12 +70,14 @@ def register(app: typer.Typer) -> None:
         baselines: a rise names its new sites, a fall must be tightened in the same change."""
         from tools import gates
         from tools.context import Context
-        from tools.report import Report, render
+        from tools.report import render
 
         _select(opts, names, rev, base)
         opts.extra["ratchet"]["report"] = report
-        result = gates.run("ratchet", Context(opts))
-        out = Report([result])
+        ctx = Context(opts)
+        result = gates.run("ratchet", ctx)
+        # Severities and the findings baseline judge it as preflight does.
+        out = gates.judged(ctx, [result])
         emit(render(out, opts.fmt, summary=False))
         if report and opts.fmt == "text":
             emit(_per_file_table(result.stats))

@@ -11,7 +11,7 @@ import importlib
 from types import ModuleType
 
 from tools.context import Context
-from tools.report import GateResult
+from tools.report import GateResult, Report
 
 # Every gate of the product, in preflight order. A gate that has not landed yet maps to None:
 # preflight reports it as a skip with that reason, never as a pass.
@@ -42,6 +42,7 @@ COMMAND_GATES: dict[str, str] = {
 PSEUDO_GATES: dict[str, str] = {
     "preflight": "tools.gates.inplace_pending",
     "protocol": "tools.gates.protocol",
+    "baseline": "tools.gates.baseline",
 }
 
 
@@ -72,3 +73,16 @@ def run(name: str, ctx: Context) -> GateResult:
     if mod is None:
         return GateResult(name).skip(f"the {name} gate is not built into tools yet")
     return mod.run(ctx)
+
+
+def judged(ctx: Context, results: list[GateResult]) -> Report:
+    """The report of a run: the gates' results, the range pseudo-gates, the configured
+    severities (``rules:``), then the findings baseline (debt, new, ``baseline-stale``)."""
+    from tools import severities
+    from tools.gates import baseline
+
+    report = Report(results + range_pseudo(ctx))
+    severities.apply(report, ctx.config)
+    baseline.apply(report, ctx)
+    report.meta = ctx.describe()
+    return report

@@ -3,7 +3,8 @@
 In every range run, whichever tree the config is read from (``--config-from``), a change to
 ``.agents/protocol.yaml`` between the merge base and the head is reported key path by key path
 (``protocol-changed``, a warning: a reviewer sees it), and a ratchet baseline bucket that grows
-is ``baseline-raised`` (an error: baselines only ever go down, §4.5).
+is ``baseline-raised`` (an error: baselines only ever go down, §4.5), as is an entry added
+to the findings baseline (§3.3).
 """
 
 from __future__ import annotations
@@ -23,7 +24,11 @@ RULES = declare(
     NAME,
     [
         Rule("protocol-changed", "warning", "the range changes the config that judges it"),
-        Rule("baseline-raised", "error", "a ratchet baseline bucket grows between base and head"),
+        Rule(
+            "baseline-raised",
+            "error",
+            "a ratchet baseline bucket or the findings baseline grows between base and head",
+        ),
     ],
 )
 
@@ -97,6 +102,7 @@ def run(ctx: Context) -> GateResult | None:
     head_paths = _baselines(head_cfg) if head_cfg is not None else {}
     for name, base_path in _baselines(base_cfg).items():
         _raised(ctx, result, name, base_path, head_paths.get(name, base_path))
+    _findings_raised(ctx, result)
     return result if result.findings else None
 
 
@@ -121,3 +127,29 @@ def _raised(ctx: Context, result: GateResult, name: str, base_path: str, head_pa
                 f"only go down (`tools ratchet tighten {name}` lowers them)",
                 path=head_path,
             )
+
+
+def _findings_raised(ctx: Context, result: GateResult) -> None:
+    """An entry of the head's findings baseline that the base's lacks: debt only ever shrinks
+    (SPEC §3.3). A baseline the base has none of is created, not raised (as a ratchet's)."""
+    from tools import findings_baseline as fb
+
+    sel = ctx.range
+    assert sel.merge_base is not None
+    base_raw = ctx.git.blob(sel.merge_base, fb.PATH)
+    head_raw = read_now(ctx, fb.PATH)
+    if base_raw is None or head_raw is None or base_raw == head_raw:
+        return
+    before = {
+        (e.gate, e.fingerprint) for e in fb.parse(base_raw, f"{sel.merge_base[:12]}:{fb.PATH}")
+    }
+    grown = [e for e in fb.parse(head_raw, fb.PATH) if (e.gate, e.fingerprint) not in before]
+    if grown:
+        rules = sorted({f"{e.gate}/{e.rule}" for e in grown})
+        result.add(
+            "baseline-raised",
+            f"the findings baseline gains {len(grown)} entr{'y' if len(grown) == 1 else 'ies'} "
+            f"({', '.join(rules)}); recorded debt only goes down (a new finding is fixed, not "
+            "recorded)",
+            path=fb.PATH,
+        )

@@ -1,0 +1,118 @@
+"""The ``baseline`` pseudo-gate: findings matched against the findings baseline (SPEC §3.3).
+
+After the gates of a run, each finding the baseline may cover is looked up: a recorded one is
+debt (severity ``warning``, message prefixed ``debt:``, ``baseline_state: unchanged``), any
+other is ``new`` and keeps its severity. An entry of a gate that judged in this run and that
+matches nothing any more is ``baseline-stale``: the change that fixed it also removes it
+(``tools baseline write``). The pseudo-gate is reported whenever a baseline exists, its stats
+counting the debt per rule, so the debt is visible on every run.
+
+Under ``--config-from base`` a finding is debt only if the merge base's baseline records it
+too: a pull request cannot add its own findings to the baseline that judges it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tools import findings_baseline as fb
+from tools.appendonly import read_now
+from tools.context import Context
+from tools.errors import UsageError
+from tools.report import GateResult, Report, Rule, declare
+
+NAME = "baseline"
+RULES = declare(
+    NAME,
+    [
+        Rule(
+            "baseline-stale",
+            "error",
+            "a findings-baseline entry matches no finding any more: remove it in this change",
+        ),
+    ],
+)
+
+
+def judged_content(ctx: Context, path: str) -> bytes | None:
+    """A path's content as the gates judged it (the ratchet's ``--rev`` tree, the staged blob,
+    the ``--head`` blob, else the working tree)."""
+    rev = (ctx.opts.extra.get("ratchet") or {}).get("rev")
+    if rev:
+        sha = ctx.git.resolve(rev)
+        return ctx.git.blob(sha, path) if sha else None
+    try:
+        return read_now(ctx, path)
+    except UsageError:  # a path that cannot be read gives an empty line text, not a verdict
+        return None
+
+
+def load(ctx: Context) -> tuple[list[fb.Entry] | None, set[tuple[str, str]] | None]:
+    """The judged tree's entries (None: no baseline) and, under ``--config-from base``, the
+    merge base's entry keys (None: not read from the base)."""
+    raw = read_now(ctx, fb.PATH)
+    head = fb.parse(raw, fb.PATH) if raw is not None else None
+    base: set[tuple[str, str]] | None = None
+    if ctx.config_rev is not None:
+        base_raw = ctx.git.blob(ctx.config_rev, fb.PATH)
+        where = f"{ctx.config_rev[:12]}:{fb.PATH}"
+        base = {(e.gate, e.fingerprint) for e in fb.parse(base_raw, where)} if base_raw else set()
+    return head, base
+
+
+def apply(report: Report, ctx: Context) -> None:
+    """Mark debt and new findings on ``report`` and append the pseudo-gate's result (only when
+    a baseline exists)."""
+    head, base = load(ctx)
+    if head is None and not base:
+        return
+    entries = head or []
+    recorded = {(e.gate, e.fingerprint) for e in entries}
+    allowed = recorded if base is None else recorded & base
+    turned_off = {
+        rule for rule, level in (ctx.config.get("rules") or {}).items() if level in ("off", False)
+    }
+    current: set[tuple[str, str]] = set()
+    judged: set[str] = set()
+    debt: dict[str, int] = {}
+    new = 0
+    for gate in report.gates:
+        if gate.gate not in fb.GATES:
+            continue
+        if gate.skip_reason is None:
+            judged.add(gate.gate)
+        candidates = [f for f in gate.findings if fb.eligible(gate.gate, f)]
+        for finding, fingerprint in fb.fingerprints(
+            gate.gate, candidates, lambda p: judged_content(ctx, p)
+        ):
+            key = (gate.gate, fingerprint)
+            current.add(key)
+            if key in allowed:
+                finding.severity = "warning"
+                finding.message = "debt: " + finding.message
+                finding.baseline_state = "unchanged"
+                debt[finding.rule] = debt.get(finding.rule, 0) + 1
+            else:
+                finding.baseline_state = "new"
+                new += 1
+    if not judged:
+        return  # no gate the baseline covers judged: nothing to say (the message hooks)
+    result = GateResult(NAME)
+    stale = [
+        e
+        for e in entries
+        if e.gate in judged and e.rule not in turned_off and (e.gate, e.fingerprint) not in current
+    ]
+    for entry in stale:
+        where = f" in {entry.path}" if entry.path else ""
+        result.add(
+            "baseline-stale",
+            f"{entry.gate}/{entry.rule}{where} no longer fires (it said: {entry.message}); "
+            "remove its entry in this change with `tools baseline write`",
+            path=fb.PATH,
+        )
+    stats: dict[str, Any] = {"entries": len(entries), "debt": debt, "new": new}
+    if base is not None:
+        stats["base_entries"] = len(base)
+    result.stats.update(stats)
+    report.gates.append(result)
