@@ -47,11 +47,21 @@ def _ledger_path(git: Git, opts: Options) -> tuple[Path, str]:
     return git.root / rel, rel
 
 
-def _append(path: Path, rel: str, records: list[dict[str, Any]]) -> None:
+def _outputs_inside(git: Git, *paths: Path | None) -> None:
+    """Refuse, before anything runs, an output (ledger, spec, receipt) that is a symbolic
+    link or lies below one (exit 2 naming the link; SPEC §10)."""
+    from tools.fsio import refuse_links
+
+    for path in paths:
+        if path is not None:
+            refuse_links(path, git.root)
+
+
+def _append(git: Git, path: Path, rel: str, records: list[dict[str, Any]]) -> None:
     from tools import ledger
 
     try:
-        written = ledger.append_records(path, records)
+        written = ledger.append_records(path, records, root=git.root)
     except OSError as exc:
         raise UsageError(f"cannot append: {exc.strerror}", where=rel) from None
     for notice in getattr(written, "notices", []):
@@ -60,12 +70,23 @@ def _append(path: Path, rel: str, records: list[dict[str, Any]]) -> None:
 
 def _render(git: Git, spec: str, record: dict[str, Any], lookup: Any) -> str | None:
     """Render into ``spec``; the line to print, or None after printing an error."""
+    from tools.cli.common import environment_error
     from tools.mutate import spec_table
 
     try:
         changed = spec_table.render(git.root, spec, record, lookup)
     except spec_table.RendererUnavailable as exc:
         emit(f"error: the evidence table of {spec} was not written: {exc}\n", err=True)
+        return None
+    except UsageError as exc:
+        # The records are appended already: say the table is missing, exit 1 (SPEC §10).
+        emit(f"error: the evidence table of {spec} was not written: {exc.render()}\n", err=True)
+        return None
+    except OSError as exc:
+        message = environment_error(exc)
+        if message is None:
+            raise
+        emit(f"error: the evidence table of {spec} was not written: {message}\n", err=True)
         return None
     return f"spec: {spec}: evidence table " + ("rendered" if changed else "already current")
 
@@ -201,6 +222,11 @@ def register(app: typer.Typer) -> None:
         if in_place and jobs > 1:
             raise UsageError("--in-place runs one arm at a time", where="-j")
         ledger_path, ledger_rel = (None, None) if receipt else _ledger_path(git, opts)
+        rec_path = None
+        if receipt is not None:
+            rec_path = receipt if receipt.is_absolute() else Path.cwd() / receipt
+        spec_path = git.root / plan.spec if plan.spec and receipt is None else None
+        _outputs_inside(git, ledger_path, spec_path, rec_path)
         selected = runner.order(plan, names or None)
         registry = Registry()
         progress = _progress(opts)
@@ -248,15 +274,15 @@ def register(app: typer.Typer) -> None:
         render_failed = False
         run_record = None
         if receipt is not None:
-            rec_path = receipt if receipt.is_absolute() else Path.cwd() / receipt
+            assert rec_path is not None
             from tools.mutate.receipts import write_receipt
 
-            write_receipt(rec_path, records)
+            write_receipt(rec_path, records, root=git.root)
             lines.append(f"receipt: {len(records)} mutation-arm record(s) written to {receipt}")
         else:
             assert ledger_path is not None and ledger_rel is not None
             run_record = ledger.make_record("mutation-run", rec.run_payload(plan, records))
-            _append(ledger_path, ledger_rel, [*records, run_record])
+            _append(git, ledger_path, ledger_rel, [*records, run_record])
             lines.append(
                 f"ledger: {len(records)} mutation-arm record(s) and mutation-run "
                 f"{run_record['id']} appended to {ledger_rel}"
@@ -306,6 +332,7 @@ def register(app: typer.Typer) -> None:
         git = _prelude(opts)
         plan = plan_mod.load(git, plan_file)
         ledger_path, ledger_rel = _ledger_path(git, opts)
+        _outputs_inside(git, ledger_path, git.root / plan.spec if plan.spec else None)
         got = collect(plan, ledger_path)
         if got.missing:
             emit(
@@ -316,7 +343,7 @@ def register(app: typer.Typer) -> None:
             )
             raise typer.Exit(EXIT_FAIL)
         assert got.run is not None
-        _append(ledger_path, ledger_rel, got.new)
+        _append(git, ledger_path, ledger_rel, got.new)
         lines = [f"plan {plan.path} at {plan.base[:12]} ({len(got.arms)} arm(s), collected)"]
         lines += _arm_lines(got.arms)
         extra = f" ({got.superseded} arm record(s) re-judged)" if got.superseded else ""
@@ -438,7 +465,7 @@ def register(app: typer.Typer) -> None:
         except (KeyboardInterrupt, Interrupted) as exc:
             raise _interrupted(exc, "the worktree removed; nothing recorded") from None
         record = ledger.make_record("attribution", payload)
-        _append(ledger_path, ledger_rel, [record])
+        _append(git, ledger_path, ledger_rel, [record])
         lines = attr.describe(payload)
         lines.append(f"ledger: attribution {record['id']} appended to {ledger_rel}")
         render_failed = False
