@@ -25,13 +25,23 @@ if TYPE_CHECKING:
     from tools.git import Git
 
 
+def _end_groups(git: Git) -> None:
+    """End the process groups a killed run left running (before anything is restored or
+    swept, so that none of them writes into a file afterwards)."""
+    from tools.mutate.proc import sweep_groups
+
+    for notice in sweep_groups(git.tools_dir()):
+        emit(f"notice: {notice}\n", err=True)
+
+
 def _prelude(opts: Options) -> Git:
-    """Open the repository, then finish what an earlier run left: a pending in-place restore
-    (said on stderr) and worktrees of a run that was killed."""
+    """Open the repository, then finish what an earlier run left: its process groups, a
+    pending in-place restore (said on stderr) and worktrees of a run that was killed."""
     from tools.git import Git
     from tools.mutate import inplace, worktree
 
     git = Git(opts.repo)
+    _end_groups(git)
     for notice in inplace.recover(git.root, git.tools_dir()):
         emit(f"notice: {notice}\n", err=True)
     for notice in worktree.sweep(git.root, git.tools_dir()):
@@ -207,7 +217,7 @@ def register(app: typer.Typer) -> None:
         from tools.mutate import plan as plan_mod
         from tools.mutate import records as rec
         from tools.mutate import runner, spec_table
-        from tools.mutate.proc import Interrupted, Registry, interrupts
+        from tools.mutate.proc import Interrupted, Registry, interrupts, journal
 
         git = _prelude(opts)
         plan = plan_mod.load(git, plan_file)
@@ -231,7 +241,7 @@ def register(app: typer.Typer) -> None:
         registry = Registry()
         progress = _progress(opts)
         try:
-            with interrupts():
+            with interrupts(), journal(git.tools_dir()):
                 if in_place:
                     payloads = runner.run_in_place(
                         plan,
@@ -374,6 +384,7 @@ def register(app: typer.Typer) -> None:
 
         git = Git(opts.repo)
         tools_dir = git.tools_dir()
+        _end_groups(git)
         pending = inplace.pending_paths(tools_dir)
         if pending is None:
             _said(opts, {"pending": False, "restored": []}, ["nothing pending"])
@@ -437,7 +448,7 @@ def register(app: typer.Typer) -> None:
         from tools import attribute as attr
         from tools import ledger
         from tools.mutate import spec_table
-        from tools.mutate.proc import Interrupted, interrupts
+        from tools.mutate.proc import Interrupted, interrupts, journal
 
         git = _prelude(opts)
         from tools.mutate.plan import Quiet
@@ -460,7 +471,7 @@ def register(app: typer.Typer) -> None:
             emit(f"attribute: {line}\n", err=True)
 
         try:
-            with interrupts():
+            with interrupts(), journal(git.tools_dir()):
                 payload = attr.run(job, git, timeout=timeout, note=progress)
         except (KeyboardInterrupt, Interrupted) as exc:
             raise _interrupted(exc, "the worktree removed; nothing recorded") from None
