@@ -3,8 +3,9 @@
 Exit codes: 0 every arm completed and every ``expect`` met (FLAKY alone is no error, nor are
 NO-BUILD, KILLED, EMPTY, STALE, NO-QUIET-WINDOW and ENV-FAULT without an ``expect``); 1 an
 ``expect`` unmet, an arm ERROR or UNANCHORED, an unexpected TIMEOUT or NOT-APPLIED, a restore
-that did not verify, or a table that could not be rendered; 2 a bad plan or argument; 130 /
-143 when interrupted (every worktree removed, the working tree restored, nothing recorded).
+that did not verify, an ``inplace-conflict``, or a table that could not be rendered; 2 a bad
+plan or argument; 130 / 143 when interrupted (every worktree removed, the working tree
+restored, nothing recorded).
 Everything heavy loads inside the commands.
 """
 
@@ -34,16 +35,26 @@ def _end_groups(git: Git) -> None:
         emit(f"notice: {notice}\n", err=True)
 
 
+def _conflicts_out(conflicts: list[Any]) -> None:
+    for c in conflicts:
+        emit(f"error: inplace-conflict: {c.message()}\n", err=True)
+
+
 def _prelude(opts: Options) -> Git:
     """Open the repository, then finish what an earlier run left: its process groups, a
-    pending in-place restore (said on stderr) and worktrees of a run that was killed."""
+    pending in-place restore (said on stderr) and worktrees of a run that was killed. A file
+    changed since its mutant was written is an ``inplace-conflict``: exit 1, nothing run."""
     from tools.git import Git
     from tools.mutate import inplace, worktree
 
     git = Git(opts.repo)
     _end_groups(git)
-    for notice in inplace.recover(git.root, git.tools_dir()):
+    recovery = inplace.recover(git.root, git.tools_dir())
+    for notice in recovery.notices:
         emit(f"notice: {notice}\n", err=True)
+    if recovery.conflicts:
+        _conflicts_out(recovery.conflicts)
+        raise typer.Exit(EXIT_FAIL)
     for notice in worktree.sweep(git.root, git.tools_dir()):
         emit(f"notice: {notice}\n", err=True)
     return git
@@ -265,6 +276,13 @@ def register(app: typer.Typer) -> None:
             stopped = progress.interrupted()
             progress.close()
             where = "the working tree restored" if in_place else "every worktree removed"
+            if in_place:
+                from tools.mutate.inplace import conflicts
+
+                held = conflicts(git.tools_dir())
+                if held:
+                    _conflicts_out(held)
+                    where = "the working tree restored but for the file(s) in conflict"
             arms_said = f"arm(s) {', '.join(stopped)} interrupted; " if stopped else ""
             raise _interrupted(exc, f"{arms_said}{where}; nothing recorded") from None
         progress.close()
@@ -376,9 +394,20 @@ def register(app: typer.Typer) -> None:
 
     @mutate.command("recover")
     @command()
-    def mutate_recover(opts: Options) -> None:
+    def mutate_recover(
+        opts: Options,
+        discard: Annotated[
+            bool,
+            typer.Option(
+                "--discard",
+                help="Drop the recovery record without touching the working tree (once you "
+                "have decided what a file in conflict keeps).",
+            ),
+        ] = False,
+    ) -> None:
         """Finish a pending in-place restore (left by a run that died mid-arm) and say what
-        it did; "nothing pending" when there is none."""
+        it did; "nothing pending" when there is none. A file changed since its mutant was
+        written is left as it is (inplace-conflict, exit 1) until --discard."""
         from tools.git import Git
         from tools.mutate import inplace
 
@@ -389,8 +418,8 @@ def register(app: typer.Typer) -> None:
         if pending is None:
             _said(opts, {"pending": False, "restored": []}, ["nothing pending"])
             return
-        notices = inplace.recover(git.root, tools_dir)
-        if not notices:
+        done = (inplace.discard if discard else inplace.recover)(git.root, tools_dir)
+        if done.busy:
             # A live in-place run holds the lock: its files are its own to restore.
             emit(
                 "error: an --in-place run is still in progress in this tree (it holds the "
@@ -398,8 +427,24 @@ def register(app: typer.Typer) -> None:
                 err=True,
             )
             raise typer.Exit(EXIT_FAIL)
-        lines = [*notices, *(f"restored: {path}" for path in pending)]
-        _said(opts, {"pending": True, "restored": pending, "notices": notices}, lines)
+        lines = [*done.notices, *(f"restored: {path}" for path in done.restored)]
+        payload: dict[str, Any] = {
+            "pending": True,
+            "restored": done.restored,
+            "notices": done.notices,
+            "conflicts": [c.record() for c in done.conflicts],
+        }
+        if discard:
+            payload["discarded"] = True
+        if done.conflicts:
+            _conflicts_out(done.conflicts)
+            lines.append(
+                f"{len(done.conflicts)} file(s) in conflict left as they are; the record stays "
+                "until `tools mutate recover --discard`"
+            )
+            _said(opts, payload, lines)
+            raise typer.Exit(EXIT_FAIL)
+        _said(opts, payload, lines)
 
     app.add_typer(mutate, name="mutate")
 
