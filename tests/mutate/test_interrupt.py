@@ -3,6 +3,7 @@ and end every arm's processes; after SIGKILL the next invocation sweeps what was
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -125,3 +126,70 @@ def test_after_sigkill_the_next_invocation_sweeps_the_worktrees(repo: Repo, tmp_
         assert not Path(d).exists()
     no_worktrees_left(repo)
     assert fingerprint(repo) == before
+
+
+def test_after_sigkill_the_next_invocation_ends_the_orphaned_groups(
+    repo: Repo, tmp_path: Path
+) -> None:
+    py_project(repo)
+    log = tmp_path / "arms"
+    plan = _plan(repo, log)
+    proc = _start(repo, plan)
+    pids = [int(p) for p in _wait_lines(Path(f"{log}.pids"), 2)]
+    dirs = _wait_lines(Path(f"{log}.dirs"), 2)
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate(timeout=30)
+    try:
+        # Each arm's test runs in a session of its own, so it outlives its killed parent.
+        assert all(_alive(pid) for pid in pids)
+        run = run_tools(repo, "mutate", "matrix", plan)
+        assert run.returncode == 0, run.stderr
+        for pid in pids:
+            assert not _alive(pid), pid
+            assert f"ended process group {pid}" in run.stderr, run.stderr
+        # ... before its worktrees were swept.
+        ended = run.stderr.index("ended process group")
+        assert ended < run.stderr.index("removed 2 worktree(s)")
+        for d in dirs:
+            assert not Path(d).exists()
+        no_worktrees_left(repo)
+        assert not list((repo.path / ".git/tools/mutate/groups").iterdir())
+    finally:
+        for pid in pids:
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+def _journal(repo: Repo, pgid: int, start: int) -> None:
+    folder = repo.path / ".git/tools/mutate/groups"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "99999-dead.jsonl").write_text(json.dumps({"pgid": pgid, "start": start}) + "\n")
+
+
+def _start_time(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19])
+
+
+def test_only_the_group_that_was_recorded_is_ended(repo: Repo, tmp_path: Path) -> None:
+    """A journal left by a killed run names a group by its leader's pid and start time: a
+    live process whose start time differs (the pid was reused) is never signalled."""
+    py_project(repo)
+    plan = _plan(repo, tmp_path / "arms")
+    other = subprocess.Popen(["sleep", "60"], start_new_session=True)
+    try:
+        _journal(repo, other.pid, _start_time(other.pid) + 1)
+        run = run_tools(repo, "mutate", "matrix", plan)
+        assert run.returncode == 0, run.stderr
+        assert "ended process group" not in run.stderr
+        assert other.poll() is None and _alive(other.pid)
+        # The same group with its true start time is the recorded one: SIGTERM ends it.
+        _journal(repo, other.pid, _start_time(other.pid))
+        run = run_tools(repo, "mutate", "matrix", plan)
+        assert run.returncode == 0, run.stderr
+        assert f"ended process group {other.pid} (1 process(es))" in run.stderr
+        assert other.wait(timeout=30) == -signal.SIGTERM
+    finally:
+        other.kill()
+        other.wait()

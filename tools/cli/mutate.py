@@ -3,8 +3,9 @@
 Exit codes: 0 every arm completed and every ``expect`` met (FLAKY alone is no error, nor are
 NO-BUILD, KILLED, EMPTY, STALE, NO-QUIET-WINDOW and ENV-FAULT without an ``expect``); 1 an
 ``expect`` unmet, an arm ERROR or UNANCHORED, an unexpected TIMEOUT or NOT-APPLIED, a restore
-that did not verify, or a table that could not be rendered; 2 a bad plan or argument; 130 /
-143 when interrupted (every worktree removed, the working tree restored, nothing recorded).
+that did not verify, an ``inplace-conflict``, or a table that could not be rendered; 2 a bad
+plan or argument; 130 / 143 when interrupted (every worktree removed, the working tree
+restored, nothing recorded).
 Everything heavy loads inside the commands.
 """
 
@@ -25,15 +26,35 @@ if TYPE_CHECKING:
     from tools.git import Git
 
 
+def _end_groups(git: Git) -> None:
+    """End the process groups a killed run left running (before anything is restored or
+    swept, so that none of them writes into a file afterwards)."""
+    from tools.mutate.proc import sweep_groups
+
+    for notice in sweep_groups(git.tools_dir()):
+        emit(f"notice: {notice}\n", err=True)
+
+
+def _conflicts_out(conflicts: list[Any]) -> None:
+    for c in conflicts:
+        emit(f"error: inplace-conflict: {c.message()}\n", err=True)
+
+
 def _prelude(opts: Options) -> Git:
-    """Open the repository, then finish what an earlier run left: a pending in-place restore
-    (said on stderr) and worktrees of a run that was killed."""
+    """Open the repository, then finish what an earlier run left: its process groups, a
+    pending in-place restore (said on stderr) and worktrees of a run that was killed. A file
+    changed since its mutant was written is an ``inplace-conflict``: exit 1, nothing run."""
     from tools.git import Git
     from tools.mutate import inplace, worktree
 
     git = Git(opts.repo)
-    for notice in inplace.recover(git.root, git.tools_dir()):
+    _end_groups(git)
+    recovery = inplace.recover(git.root, git.tools_dir())
+    for notice in recovery.notices:
         emit(f"notice: {notice}\n", err=True)
+    if recovery.conflicts:
+        _conflicts_out(recovery.conflicts)
+        raise typer.Exit(EXIT_FAIL)
     for notice in worktree.sweep(git.root, git.tools_dir()):
         emit(f"notice: {notice}\n", err=True)
     return git
@@ -47,11 +68,21 @@ def _ledger_path(git: Git, opts: Options) -> tuple[Path, str]:
     return git.root / rel, rel
 
 
-def _append(path: Path, rel: str, records: list[dict[str, Any]]) -> None:
+def _outputs_inside(git: Git, *paths: Path | None) -> None:
+    """Refuse, before anything runs, an output (ledger, spec, receipt) that is a symbolic
+    link or lies below one (exit 2 naming the link; SPEC §10)."""
+    from tools.fsio import refuse_links
+
+    for path in paths:
+        if path is not None:
+            refuse_links(path, git.root)
+
+
+def _append(git: Git, path: Path, rel: str, records: list[dict[str, Any]]) -> None:
     from tools import ledger
 
     try:
-        written = ledger.append_records(path, records)
+        written = ledger.append_records(path, records, root=git.root)
     except OSError as exc:
         raise UsageError(f"cannot append: {exc.strerror}", where=rel) from None
     for notice in getattr(written, "notices", []):
@@ -60,12 +91,23 @@ def _append(path: Path, rel: str, records: list[dict[str, Any]]) -> None:
 
 def _render(git: Git, spec: str, record: dict[str, Any], lookup: Any) -> str | None:
     """Render into ``spec``; the line to print, or None after printing an error."""
+    from tools.cli.common import environment_error
     from tools.mutate import spec_table
 
     try:
         changed = spec_table.render(git.root, spec, record, lookup)
     except spec_table.RendererUnavailable as exc:
         emit(f"error: the evidence table of {spec} was not written: {exc}\n", err=True)
+        return None
+    except UsageError as exc:
+        # The records are appended already: say the table is missing, exit 1 (SPEC §10).
+        emit(f"error: the evidence table of {spec} was not written: {exc.render()}\n", err=True)
+        return None
+    except OSError as exc:
+        message = environment_error(exc)
+        if message is None:
+            raise
+        emit(f"error: the evidence table of {spec} was not written: {message}\n", err=True)
         return None
     return f"spec: {spec}: evidence table " + ("rendered" if changed else "already current")
 
@@ -186,7 +228,7 @@ def register(app: typer.Typer) -> None:
         from tools.mutate import plan as plan_mod
         from tools.mutate import records as rec
         from tools.mutate import runner, spec_table
-        from tools.mutate.proc import Interrupted, Registry, interrupts
+        from tools.mutate.proc import Interrupted, Registry, interrupts, journal
 
         git = _prelude(opts)
         plan = plan_mod.load(git, plan_file)
@@ -201,11 +243,16 @@ def register(app: typer.Typer) -> None:
         if in_place and jobs > 1:
             raise UsageError("--in-place runs one arm at a time", where="-j")
         ledger_path, ledger_rel = (None, None) if receipt else _ledger_path(git, opts)
+        rec_path = None
+        if receipt is not None:
+            rec_path = receipt if receipt.is_absolute() else Path.cwd() / receipt
+        spec_path = git.root / plan.spec if plan.spec and receipt is None else None
+        _outputs_inside(git, ledger_path, spec_path, rec_path)
         selected = runner.order(plan, names or None)
         registry = Registry()
         progress = _progress(opts)
         try:
-            with interrupts():
+            with interrupts(), journal(git.tools_dir()):
                 if in_place:
                     payloads = runner.run_in_place(
                         plan,
@@ -229,6 +276,13 @@ def register(app: typer.Typer) -> None:
             stopped = progress.interrupted()
             progress.close()
             where = "the working tree restored" if in_place else "every worktree removed"
+            if in_place:
+                from tools.mutate.inplace import conflicts
+
+                held = conflicts(git.tools_dir())
+                if held:
+                    _conflicts_out(held)
+                    where = "the working tree restored but for the file(s) in conflict"
             arms_said = f"arm(s) {', '.join(stopped)} interrupted; " if stopped else ""
             raise _interrupted(exc, f"{arms_said}{where}; nothing recorded") from None
         progress.close()
@@ -248,15 +302,15 @@ def register(app: typer.Typer) -> None:
         render_failed = False
         run_record = None
         if receipt is not None:
-            rec_path = receipt if receipt.is_absolute() else Path.cwd() / receipt
+            assert rec_path is not None
             from tools.mutate.receipts import write_receipt
 
-            write_receipt(rec_path, records)
+            write_receipt(rec_path, records, root=git.root)
             lines.append(f"receipt: {len(records)} mutation-arm record(s) written to {receipt}")
         else:
             assert ledger_path is not None and ledger_rel is not None
             run_record = ledger.make_record("mutation-run", rec.run_payload(plan, records))
-            _append(ledger_path, ledger_rel, [*records, run_record])
+            _append(git, ledger_path, ledger_rel, [*records, run_record])
             lines.append(
                 f"ledger: {len(records)} mutation-arm record(s) and mutation-run "
                 f"{run_record['id']} appended to {ledger_rel}"
@@ -306,6 +360,7 @@ def register(app: typer.Typer) -> None:
         git = _prelude(opts)
         plan = plan_mod.load(git, plan_file)
         ledger_path, ledger_rel = _ledger_path(git, opts)
+        _outputs_inside(git, ledger_path, git.root / plan.spec if plan.spec else None)
         got = collect(plan, ledger_path)
         if got.missing:
             emit(
@@ -316,7 +371,7 @@ def register(app: typer.Typer) -> None:
             )
             raise typer.Exit(EXIT_FAIL)
         assert got.run is not None
-        _append(ledger_path, ledger_rel, got.new)
+        _append(git, ledger_path, ledger_rel, got.new)
         lines = [f"plan {plan.path} at {plan.base[:12]} ({len(got.arms)} arm(s), collected)"]
         lines += _arm_lines(got.arms)
         extra = f" ({got.superseded} arm record(s) re-judged)" if got.superseded else ""
@@ -339,20 +394,32 @@ def register(app: typer.Typer) -> None:
 
     @mutate.command("recover")
     @command()
-    def mutate_recover(opts: Options) -> None:
+    def mutate_recover(
+        opts: Options,
+        discard: Annotated[
+            bool,
+            typer.Option(
+                "--discard",
+                help="Drop the recovery record without touching the working tree (once you "
+                "have decided what a file in conflict keeps).",
+            ),
+        ] = False,
+    ) -> None:
         """Finish a pending in-place restore (left by a run that died mid-arm) and say what
-        it did; "nothing pending" when there is none."""
+        it did; "nothing pending" when there is none. A file changed since its mutant was
+        written is left as it is (inplace-conflict, exit 1) until --discard."""
         from tools.git import Git
         from tools.mutate import inplace
 
         git = Git(opts.repo)
         tools_dir = git.tools_dir()
+        _end_groups(git)
         pending = inplace.pending_paths(tools_dir)
         if pending is None:
             _said(opts, {"pending": False, "restored": []}, ["nothing pending"])
             return
-        notices = inplace.recover(git.root, tools_dir)
-        if not notices:
+        done = (inplace.discard if discard else inplace.recover)(git.root, tools_dir)
+        if done.busy:
             # A live in-place run holds the lock: its files are its own to restore.
             emit(
                 "error: an --in-place run is still in progress in this tree (it holds the "
@@ -360,8 +427,24 @@ def register(app: typer.Typer) -> None:
                 err=True,
             )
             raise typer.Exit(EXIT_FAIL)
-        lines = [*notices, *(f"restored: {path}" for path in pending)]
-        _said(opts, {"pending": True, "restored": pending, "notices": notices}, lines)
+        lines = [*done.notices, *(f"restored: {path}" for path in done.restored)]
+        payload: dict[str, Any] = {
+            "pending": True,
+            "restored": done.restored,
+            "notices": done.notices,
+            "conflicts": [c.record() for c in done.conflicts],
+        }
+        if discard:
+            payload["discarded"] = True
+        if done.conflicts:
+            _conflicts_out(done.conflicts)
+            lines.append(
+                f"{len(done.conflicts)} file(s) in conflict left as they are; the record stays "
+                "until `tools mutate recover --discard`"
+            )
+            _said(opts, payload, lines)
+            raise typer.Exit(EXIT_FAIL)
+        _said(opts, payload, lines)
 
     app.add_typer(mutate, name="mutate")
 
@@ -410,7 +493,7 @@ def register(app: typer.Typer) -> None:
         from tools import attribute as attr
         from tools import ledger
         from tools.mutate import spec_table
-        from tools.mutate.proc import Interrupted, interrupts
+        from tools.mutate.proc import Interrupted, interrupts, journal
 
         git = _prelude(opts)
         from tools.mutate.plan import Quiet
@@ -433,12 +516,12 @@ def register(app: typer.Typer) -> None:
             emit(f"attribute: {line}\n", err=True)
 
         try:
-            with interrupts():
+            with interrupts(), journal(git.tools_dir()):
                 payload = attr.run(job, git, timeout=timeout, note=progress)
         except (KeyboardInterrupt, Interrupted) as exc:
             raise _interrupted(exc, "the worktree removed; nothing recorded") from None
         record = ledger.make_record("attribution", payload)
-        _append(ledger_path, ledger_rel, [record])
+        _append(git, ledger_path, ledger_rel, [record])
         lines = attr.describe(payload)
         lines.append(f"ledger: attribution {record['id']} appended to {ledger_rel}")
         render_failed = False

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tools.errors import UsageError
 from tools.fsio import write_atomic
 from tools.git import GitError, decode, encode, run_git
 from tools.mutate.plan import Mutation
@@ -104,7 +105,12 @@ def write_state(root: Path, rel: str, state: FileState) -> None:
         return
     if full.is_symlink():
         os.unlink(full)  # replace the link itself, never write through it
-    write_atomic(full, state.data, mode=state.mode)
+    try:
+        # Through the tree's own .git/tools/tmp: a write killed mid-way leaves no temp file
+        # beside the target for `git add -A` to commit.
+        write_atomic(full, state.data, mode=state.mode, root=root)
+    except UsageError as exc:
+        raise ApplyError(f"{rel}: {exc}") from None
 
 
 # -- which files a mutation touches -------------------------------------------------------------
@@ -191,13 +197,14 @@ def state_at(root: Path, commit: str, rel: str) -> FileState:
     return ABSENT
 
 
-def apply(root: Path, mutation: Mutation) -> None:
-    """Apply one mutation in ``root``; NotApplied when it changes nothing."""
+def apply(root: Path, mutation: Mutation, *, repo: Path | None = None) -> None:
+    """Apply one mutation in ``root``; NotApplied when it changes nothing. ``repo``: where
+    a revert reads its commit (default ``root``; a scratch copy has no history)."""
     names = targets(root, mutation)
     before = {p: read_state(root, p) for p in names}
     if mutation.kind == "revert":
         assert mutation.commit is not None
-        want = state_at(root, mutation.commit, mutation.path)
+        want = state_at(repo or root, mutation.commit, mutation.path)
         if want.data == before[mutation.path].data:
             raise NotApplied(f"{mutation.path} already has its content at {mutation.fields['to']}")
         write_state(root, mutation.path, want)
@@ -217,6 +224,33 @@ def apply(root: Path, mutation: Mutation) -> None:
     # The proof is the content's sha256: a change of permission bits alone is no mutation.
     if names and all(after[p].data == before[p].data for p in names):
         raise NotApplied(f"{mutation.describe()} changed nothing")
+
+
+def preview(
+    repo: Path, mutations: list[Mutation], before: dict[str, FileState]
+) -> dict[str, list[str | None]]:
+    """The sha256 of every content each of ``before``'s files takes on while ``mutations``
+    are applied in turn (None: deleted), worked out on a scratch copy so that the tree itself
+    is untouched. Stops where a mutation does not apply, as the real run would."""
+    seen: dict[str, list[str | None]] = {p: [] for p in before}
+    with tempfile.TemporaryDirectory(prefix="tools-preview-") as tmp:
+        scratch = Path(tmp)
+        # A repository of its own, so that `git apply` never finds an enclosing one.
+        run_git(scratch, "init", "-q")
+        for path, state in before.items():
+            write_state(scratch, path, state)
+        for mutation in mutations:
+            try:
+                apply(scratch, mutation, repo=repo)
+            except (NotApplied, ApplyError, GitError, OSError):
+                break
+            finally:
+                for path in before:
+                    with contextlib.suppress(ApplyError, OSError):
+                        sha = read_state(scratch, path).sha256
+                        if sha != before[path].sha256 and sha not in seen[path]:
+                            seen[path].append(sha)
+    return seen
 
 
 def _replace(root: Path, mutation: Mutation, state: FileState) -> None:

@@ -1,11 +1,21 @@
 """Running one build or test step: through the shell, in its own process group, with a
 timeout that kills the whole group, the output's tail kept, and cancellation from another
-thread (Ctrl-C, SIGTERM) that kills every live group at once."""
+thread (Ctrl-C, SIGTERM) that kills every live group at once.
+
+A run killed outright (SIGKILL) cannot end its groups, which live on in their own sessions:
+while a command runs inside :func:`journal`, every group it starts is written (with its
+leader's start time) to a journal under ``<git dir>/tools/mutate/groups/``, locked while the
+run lives; :func:`sweep_groups` (every ``tools mutate`` and ``tools attribute`` invocation,
+before any restore or worktree sweep) ends the groups of a journal whose run is gone.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
+import json
 import os
+import secrets
 import signal
 import subprocess
 import threading
@@ -36,6 +46,7 @@ class Registry:
         self.cancelled = threading.Event()
 
     def add(self, pgid: int) -> None:
+        _journal_add(pgid)
         with self._lock:
             self._groups.add(pgid)
             if self.cancelled.is_set():
@@ -61,6 +72,161 @@ class Registry:
 def _kill_group(pgid: int, sig: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, sig)
+
+
+# -- the journal of process groups, and ending the groups a killed run left ---------------------
+_PROC = Path("/proc")
+_journal_lock = threading.Lock()
+_journal_fd: int | None = None
+
+
+def _groups_dir(tools_dir: Path) -> Path:
+    return tools_dir / "mutate" / "groups"
+
+
+def _stat(pid: int) -> tuple[str, int, int, int] | None:
+    """(state, process group, session, start time in clock ticks) of ``pid`` from
+    ``/proc/PID/stat``, or None when it is gone (or there is no /proc)."""
+    try:
+        raw = (_PROC / str(pid) / "stat").read_bytes()
+    except OSError:
+        return None
+    fields = raw.rsplit(b")", 1)[-1].split()
+    try:
+        # After the command name: state, ppid, pgrp, session, ... starttime is the 20th.
+        return fields[0].decode(), int(fields[2]), int(fields[3]), int(fields[19])
+    except (IndexError, ValueError):
+        return None
+
+
+def _journal_add(pgid: int) -> None:
+    """Best effort: a journal that cannot be written costs only the sweep after a SIGKILL."""
+    with _journal_lock:
+        if _journal_fd is None:
+            return
+        st = _stat(pgid)
+        line = json.dumps({"pgid": pgid, "start": st[3] if st else None}) + "\n"
+        with contextlib.suppress(OSError):
+            os.write(_journal_fd, line.encode())
+
+
+@contextlib.contextmanager
+def journal(tools_dir: Path) -> Iterator[None]:
+    """While inside, every process group a step starts is recorded under ``tools_dir``; the
+    journal goes when the block ends (a SIGKILL leaves it, unlocked, for the next sweep)."""
+    global _journal_fd
+    folder = _groups_dir(tools_dir)
+    path: Path | None = None
+    fd: int | None = None
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        # Locked under a name the sweep skips, then renamed: never seen unlocked while alive.
+        tmp = folder / f".{os.getpid()}-{secrets.token_hex(4)}.tmp"
+        fd = os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        path = tmp.with_name(tmp.name[1:-4] + ".jsonl")
+        os.rename(tmp, path)
+    except OSError:
+        if fd is not None:
+            os.close(fd)
+        fd = None
+    with _journal_lock:
+        outer, _journal_fd = _journal_fd, fd
+    try:
+        yield
+    finally:
+        with _journal_lock:
+            _journal_fd = outer
+        if fd is not None:
+            if path is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(path)
+            os.close(fd)
+
+
+def _members(pgid: int, start: int) -> list[int]:
+    """The live processes of group ``pgid`` that belong to the group recorded with leader
+    start time ``start``: none when the leader's pid now names another process."""
+    leader = _stat(pgid)
+    if leader is not None and leader[3] != start:
+        return []  # the pid was reused: not the group we started
+    found = []
+    try:
+        names = [e.name for e in os.scandir(_PROC) if e.name.isdigit()]
+    except OSError:
+        return []
+    for name in names:
+        st = _stat(int(name))
+        # A pid is never reused while a group of that id lives, and every member of the
+        # recorded group started after its leader.
+        if st and st[1] == pgid and st[2] == pgid and st[0] != "Z" and st[3] >= start:
+            found.append(int(name))
+    return found
+
+
+def _wait_gone(pgid: int, start: int, seconds: float) -> bool:
+    end = time.monotonic() + seconds
+    while True:
+        if not _members(pgid, start):
+            return True
+        if time.monotonic() >= end:
+            return False
+        time.sleep(_POLL_S)
+
+
+def end_group(pgid: int, start: int | None) -> int:
+    """End the recorded group ``pgid`` if it still lives and is the one recorded: SIGTERM,
+    then SIGKILL after :data:`TERM_GRACE_S`. The number of its processes that were alive."""
+    if start is None:
+        return 0  # no start time was recorded (no /proc): it cannot be told from another
+    alive = _members(pgid, start)
+    if not alive:
+        return 0
+    _kill_group(pgid, signal.SIGTERM)
+    if not _wait_gone(pgid, start, TERM_GRACE_S):
+        _kill_group(pgid, signal.SIGKILL)
+        _wait_gone(pgid, start, TERM_GRACE_S)
+    return len(alive)
+
+
+def sweep_groups(tools_dir: Path) -> list[str]:
+    """End the process groups that runs killed outright left behind; one notice per group."""
+    folder = _groups_dir(tools_dir)
+    notices: list[str] = []
+    try:
+        entries = sorted(folder.iterdir())
+    except OSError:
+        return notices
+    for entry in entries:
+        if not (entry.name.endswith(".jsonl") or entry.name.endswith(".tmp")):
+            continue
+        try:
+            fd = os.open(entry, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
+        except OSError:
+            continue
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                continue  # its run is alive
+            raw = os.pread(fd, 1 << 20, 0)
+            for line in raw.splitlines():
+                try:
+                    item = json.loads(line)
+                    pgid, start = int(item["pgid"]), item["start"]
+                except (ValueError, KeyError, TypeError):
+                    continue  # a line torn by the kill
+                n = end_group(pgid, None if start is None else int(start))
+                if n:
+                    notices.append(
+                        f"ended process group {pgid} ({n} process(es)) left running by an "
+                        "earlier run that was killed"
+                    )
+            with contextlib.suppress(OSError):
+                os.unlink(entry)
+        finally:
+            os.close(fd)
+    return notices
 
 
 @dataclass

@@ -22,11 +22,11 @@ def matrix(plan: Plan) -> dict[str, list[str]]:
     return {"arm": [a.name for a in plan.arms]}
 
 
-def write_receipt(path: Path, records: list[dict[str, Any]]) -> None:
+def write_receipt(path: Path, records: list[dict[str, Any]], *, root: Path | None = None) -> None:
     """A JSON list of complete records, one canonical record a line (``tools ledger merge``
-    reads it)."""
+    reads it). ``root``: the repository; a receipt inside it is never written through a link."""
     body = ",\n".join(ledger.canonical_json(r).decode("utf-8") for r in records)
-    write_atomic(path, f"[\n{body}\n]\n".encode())
+    write_atomic(path, f"[\n{body}\n]\n".encode(), root=root)
 
 
 class Collected:

@@ -92,7 +92,12 @@ def failures(payloads: list[dict[str, Any]]) -> list[str]:
             out.append(f"arm {name}: {verdict}" + (f" ({p['reason']})" if p.get("reason") else ""))
         elif verdict == "TIMEOUT" and want != "TIMEOUT":
             out.append(f"arm {name}: TIMEOUT")
-        if p.get("restored") is False:
+        if p.get("conflicts"):
+            from tools.mutate.inplace import Conflict
+
+            for c in p["conflicts"]:
+                out.append(f"arm {name}: inplace-conflict: {Conflict.from_record(c).message()}")
+        elif p.get("restored") is False:
             out.append(f"arm {name}: the restore did not verify by sha256")
     return out
 

@@ -14,12 +14,15 @@ import time
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from tools.git import GitError
 from tools.mutate import apply as ap
 from tools.mutate.plan import Arm, Plan, describe_all
 from tools.mutate.proc import Registry, run_step
+
+if TYPE_CHECKING:
+    from tools.mutate.inplace import Conflict, InPlace
 
 
 class Progress:
@@ -193,10 +196,14 @@ def execute_arm(
     mode: str,
     setup_s: float = 0.0,
     countdown: Callable[[float, float | None], None] | None = None,
+    guard: InPlace | None = None,
 ) -> dict[str, Any]:
     """Run one arm in ``tree`` and return its ``mutation-arm`` payload (before anchoring).
 
     The tree is restored (and the restore proven) on every path out, an interrupt included.
+    ``guard`` (in place): the recovery record learns the arm's mutants before they are
+    written, and the restore rewrites only a file that still holds one (a file changed since
+    is a conflict, left as it is).
     """
     from tools.mutate import conditions as cond
     from tools.mutate import verdicts as vd
@@ -215,6 +222,7 @@ def execute_arm(
     mutated: dict[str, ap.FileState] = {}
     after: dict[str, ap.FileState] = {}
     restored: bool | None = None
+    conflicts: list[Conflict] = []
     compile_rc: int | None = None
     run_rcs: list[int] = []
     tails: dict[str, Any] = {"build": None, "test": []}
@@ -248,6 +256,8 @@ def execute_arm(
                     if path not in names:
                         names.append(path)
             before = {p: ap.read_state(tree, p) for p in names}
+            if guard is not None:
+                guard.expect(arm.name, ap.preview(tree, [*plan.overlay, *arm.mutations], before))
             note("applying")
             current = "the overlay"
             try:
@@ -264,6 +274,8 @@ def execute_arm(
                 else:
                     verdict, reason = "NOT-APPLIED", str(exc)
             mutated = {p: ap.read_state(tree, p) for p in names}
+            if guard is not None:
+                guard.also({p: st.sha256 for p, st in mutated.items()})
         except _Skip:
             pass
         except (ap.ApplyError, GitError, OSError) as exc:
@@ -333,7 +345,10 @@ def execute_arm(
                     reason = f"the test crashed ({signal_name})"
     finally:
         # The restore runs on every way out (Cancelled, KeyboardInterrupt included).
-        restored, after = _restore(tree, names, before)
+        if guard is None:
+            restored, after = _restore(tree, names, before)
+        else:
+            restored, after, conflicts = _guarded_restore(tree, names, before, guard)
         cond.finish(conditions)
     targets = [
         ap.target_record(p, before[p], mutated.get(p, before[p]), after.get(p, before[p]))
@@ -349,6 +364,8 @@ def execute_arm(
                 entry["binary"] = True
             numstat.append(entry)
     assert verdict is not None
+    if conflicts:
+        restored = False  # the table must never say `restored yes` for a file left as it is
     durations["total"] = _rounded(time.monotonic() - started + setup_s)
     return {
         **_arm_identity(plan, arm),
@@ -377,6 +394,7 @@ def execute_arm(
         "artifacts": artifacts,
         "quiet": quiet,
         "conditions": conditions,
+        **({"conflicts": [c.record() for c in conflicts]} if conflicts else {}),
     }
 
 
@@ -406,6 +424,43 @@ def _restore(
         except (ap.ApplyError, OSError):
             ok, changed = False, True
     return (ok if changed else None), after
+
+
+def _guarded_restore(
+    tree: Path, names: list[str], before: dict[str, ap.FileState], guard: InPlace
+) -> tuple[bool | None, dict[str, ap.FileState], list[Conflict]]:
+    """The in-place restore: a file goes back only while it holds a mutant the arm wrote;
+    (restored, states after, conflicts). The record learns the outcome at once."""
+    from tools.mutate.inplace import Conflict, restore_file
+
+    after: dict[str, ap.FileState] = {}
+    conflicts: list[Conflict] = []
+    done: list[str] = []
+    changed = False
+    ok = True
+    for p in names:
+        if p not in before:
+            continue
+        mutants = guard.mutants(p)
+        try:
+            outcome, now = restore_file(tree, p, before[p], mutants)
+        except (ap.ApplyError, OSError):
+            ok, changed = False, True
+            continue
+        after[p] = now
+        if outcome == "unchanged":
+            done.append(p)
+        elif outcome == "restored":
+            done.append(p)
+            changed = True
+        elif outcome == "conflict":
+            changed, ok = True, False
+            last = mutants[-1] if mutants else None
+            conflicts.append(Conflict(p, before[p].sha256, last, now.sha256, guard.save(p)))
+        else:
+            changed, ok = True, False
+    guard.settle(conflicts, done)
+    return (ok if changed else None), after, conflicts
 
 
 def _arm_identity(plan: Plan, arm: Arm) -> dict[str, Any]:
@@ -572,17 +627,20 @@ def run_in_place(
                 lambda what, name=arm.name: progress.state(name, what),
                 mode="in-place",
                 countdown=lambda left, load, name=arm.name: progress.countdown(name, left, load),
+                guard=snapshot,
             )
             results.append(payload)
             progress.done(arm.name, payload)
             if payload["restored"] is False:
+                # A file the restore could not (or must not) rewrite: no further arm may
+                # touch it; the record stays for the next invocation and the user.
                 snapshot.abandon()
                 return results
     except BaseException:
         # The arm's own restore ran on the way out; keep the record only if it did not hold.
         from tools.mutate.inplace import dirty_paths
 
-        if dirty_paths(repo_root, paths):
+        if snapshot.conflicts or dirty_paths(repo_root, paths):
             snapshot.abandon()
         else:
             snapshot.finish()

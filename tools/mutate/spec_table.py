@@ -58,5 +58,5 @@ def render(
     new = evidence.render_into(text, record, lookup, where=spec)
     if new == text:
         return False
-    write_atomic(full, new.encode("utf-8"))
+    write_atomic(full, new.encode("utf-8"), root=root)  # never through a link
     return True
