@@ -24,6 +24,7 @@ its group: ``#ifdef VT_CUDA`` is not inside itself, nor is its ``#endif``.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Sequence
 
 _DIRECTIVE = re.compile(
@@ -194,12 +195,14 @@ def guarded_lines(
         pos = start
         if line > last:
             break
-        name, rest = m.group(1), m.group(2)
+        name = m.group(1)
         # A directive continued by backslashes takes its following lines with it.
         end = m.end()
         extra = 0
-        if rest.endswith(("\\", "\\\r")):
-            pieces, piece = [], rest
+        tail = text[end - 2 : end]
+        rest = ""
+        if tail.endswith("\\") or tail == "\\\r":
+            pieces, piece = [], m.group(2)
             while piece.endswith(("\\", "\\\r")) and end < ends:
                 pieces.append(piece.rstrip("\r")[:-1])
                 nxt = text.find("\n", end + 1)
@@ -209,22 +212,31 @@ def guarded_lines(
                 extra += 1
             pieces.append(piece)
             rest = " ".join(pieces)
+        elif name[0] == "i" or name[:4] == "elif":
+            rest = m.group(2)
         closing = name[0] == "e" and bool(stack)  # elif…, else, endif of an open group
         # The lines before this directive are judged in the current branch; the
         # directive's own lines in the context that encloses its group.
-        while ai < n_asked and asked[ai] < line:
+        # (bisect skips the lines that no open branch guards without visiting them)
+        if ai < n_asked and asked[ai] < line:
             if current:
-                for k in wanted[asked[ai]]:
-                    if current >> k & 1:
-                        out[k].add(asked[ai])
-            ai += 1
-        context = stack[-1][1] if closing else current
-        while ai < n_asked and asked[ai] <= line + extra:
+                while ai < n_asked and asked[ai] < line:
+                    for k in wanted[asked[ai]]:
+                        if current >> k & 1:
+                            out[k].add(asked[ai])
+                    ai += 1
+            else:
+                ai = bisect_left(asked, line, ai)
+        if ai < n_asked and asked[ai] <= line + extra:
+            context = stack[-1][1] if closing else current
             if context:
-                for k in wanted[asked[ai]]:
-                    if context >> k & 1:
-                        out[k].add(asked[ai])
-            ai += 1
+                while ai < n_asked and asked[ai] <= line + extra:
+                    for k in wanted[asked[ai]]:
+                        if context >> k & 1:
+                            out[k].add(asked[ai])
+                    ai += 1
+            else:
+                ai = bisect_right(asked, line + extra, ai)
         if name == "ifdef":
             macro = _operand(rest)
             stack.append((current | (mask_of([macro]) if macro else 0), current, None))
