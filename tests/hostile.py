@@ -94,6 +94,22 @@ def _judge_assisted(value: str) -> None:
     trailers_gate.contains_words(words, ["a"] * 64 + ["b"])
 
 
+def _judge_c_source(text: str) -> None:
+    """A C/C++ file counted by a pattern ratchet with ``outside_guards`` (strip, match,
+    track the conditionals), exactly as the engine counts a file's bytes."""
+    import re
+
+    from tools.ratchets.guards import GuardSet
+    from tools.ratchets.pattern import Bucket, Detector, required
+
+    guards = GuardSet([re.compile(r"VT_\w+")])
+    buckets = [
+        Bucket("vt", r"\bVT_\w", re.compile(r"\bVT_\w"), required(r"\bVT_\w"), guards=guards),
+        Bucket("any", r"x", re.compile(r"x"), required(r"x"), guards=guards),
+    ]
+    Detector(buckets, None, "c").scan(text.encode("utf-8", "surrogateescape"))
+
+
 def _render_report(message: str) -> None:
     """A finding quoting hostile text, rendered in every format (text escapes controls, the
     sarif log re-encodes and fingerprints it)."""
@@ -228,6 +244,23 @@ def cases() -> list[Case]:
         Case("report rendering", "bidi overrides", _render_report, "\u202e\u2066" * (MIB // 2)),
         Case("report rendering", "lines", _render_report, "\n" * MIB),
         Case("report rendering", "not UTF-8", _render_report, "\udcff" * MIB),
+    ]
+    deep = MIB // 16
+    out += [
+        # C preprocessor conditionals (the ratchet's outside_guards)
+        Case("preprocessor", "deep #ifdef", _judge_c_source, "#ifdef VT_A\nx\n" * (MIB // 14)),
+        Case("preprocessor", "deep #if", _judge_c_source, "#if VT_A && B\n" * (MIB // 14) + "x\n"),
+        Case("preprocessor", "#elif chain", _judge_c_source, "#if X\n" + "#elif VT_A\nx\n" * deep),
+        Case("preprocessor", "stray #endif", _judge_c_source, "#endif\nx\n" * (MIB // 9)),
+        Case(
+            "preprocessor",
+            "parentheses",
+            _judge_c_source,
+            "#if " + "(" * (MIB // 2) + "VT_A" + ")" * (MIB // 2) + "\nx\n",
+        ),
+        Case("preprocessor", "conjunctions", _judge_c_source, "#if " + "VT_A && " * deep + "\nx\n"),
+        Case("preprocessor", "splices", _judge_c_source, "#if VT_A && \\\n" * deep + "1\nx\n"),
+        Case("preprocessor", "defined", _judge_c_source, "#if " + "defined(" * deep + "\nx\n"),
     ]
     out.append(
         Case("trailer lines", "git reference parser", trailers.git_trailers, msg + "a" * MIB + "\n")

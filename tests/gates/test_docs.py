@@ -365,13 +365,15 @@ def test_a_row_that_appears_without_a_state_and_edits_off_the_state_are_quiet(
     assert check(repo)[1]["findings"] == []
 
 
-def test_a_moving_row_without_a_link_fires(repo: Repo) -> None:
+def test_a_moving_row_without_a_link_is_a_warning(repo: Repo) -> None:
     spec_repo(repo)
     sha = repo.commit("Norm is done\n\nBody.\n", {"docs/matrix.md": move("norm", "done")})
     code, gate = check(repo)
-    assert found(gate) == [("spec-now-missing", sha)]
-    assert "links no spec" in gate["findings"][0]["message"]
-    assert gate["findings"][0]["line"] == 7
+    assert code == 0 and found(gate) == [("spec-link-missing", sha)]
+    finding = gate["findings"][0]
+    assert finding["severity"] == "warning" and "links no spec" in finding["message"]
+    assert "row 'norm' moved `planned` -> `done`" in finding["message"]
+    assert finding["line"] == 7
 
 
 def test_spec_now_in_a_fenced_block_is_not_a_row(repo: Repo) -> None:

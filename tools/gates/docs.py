@@ -5,9 +5,13 @@ against the empty tree), merges excluded, or on the staged change. The changed p
 the range's one ``git log`` pass; the added lines that ``when_added_line`` needs are read in
 one more ``diff-tree --stdin`` pass over only the commits and paths that could still fire.
 
-``docs.spec_now``: a lifecycle move on a row of a matrix file (a backticked state token that
-changes, or a row that appears carrying one) requires the row's linked spec to change in the
-same commit with a non-empty ``Now`` section.
+``docs.spec_now``: a lifecycle move on a row of a matrix file requires the row's linked spec
+to change in the same commit with a non-empty ``Now`` section. A row is identified by its
+table (the header line's text and the table's ordinal among tables with that header) and its
+key cell; its state is the state token of its state cell, or the last backticked state token
+on the row; it moves when that state changes (an appearing row with a state moves from none).
+A ``docs.rules`` entry may be triggered by a row of a matrix moving into given states
+(``when_row_moves``), as well as by changed paths.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from typing import Any
 
 from tools import markdown, mdlinks
 from tools.context import RANGE_EMPTY, Context
+from tools.errors import UsageError
 from tools.git import Change, Commit, decode
 from tools.globs import Globs
 from tools.report import GateResult, Rule, declare
@@ -38,6 +43,11 @@ RULES = declare(
             "in the same commit",
         ),
         Rule(
+            "spec-link-missing",
+            "warning",
+            "a lifecycle move on a matrix row that links no spec",
+        ),
+        Rule(
             "docs-absent",
             "info",
             "nothing to judge: no rule configured, or a matrix that exists neither at the base "
@@ -48,6 +58,7 @@ RULES = declare(
 )
 
 _SHOWN_PATHS = 20  # triggering paths named in one finding; the rest are counted
+_ONE_CODE = re.compile(r"`([^`]+)`")  # a cell that is one single-backtick code span
 
 
 @dataclass
@@ -63,6 +74,15 @@ class _Step:
         return "the staged change" if self.commit is None else "the same commit"
 
 
+@dataclass(frozen=True)
+class _RowTrigger:
+    """``when_row_moves``: a row of ``matrix`` moving into one of the states ``to``."""
+
+    matrix: str
+    to: frozenset[str]
+    spec: RowSpec
+
+
 @dataclass
 class _DocsRule:
     name: str
@@ -71,17 +91,34 @@ class _DocsRule:
     added: re.Pattern[str] | None
     renames: bool
     message: str | None
+    rows: _RowTrigger | None = None
 
     @classmethod
-    def of(cls, cfg: dict[str, Any]) -> _DocsRule:
+    def of(cls, cfg: dict[str, Any], where: str, spec_now: list[dict[str, Any]]) -> _DocsRule:
         pattern = cfg.get("when_added_line")
+        rows = None
+        trigger = cfg.get("when_row_moves")
+        if trigger is not None:
+            at = f"{where}.when_row_moves"
+            to = trigger.get("to") or []
+            # A row's state is read among every state its matrix knows (the rule's own
+            # `states`, else those of spec_now entries on the same matrix), so that evidence
+            # citing another state after the row's own is not taken for it.
+            states = set(trigger.get("states") or [])
+            if not states:
+                for entry in spec_now:
+                    if entry.get("matrix") == trigger.get("matrix"):
+                        states.update(entry.get("states") or [])
+            states.update(to)
+            rows = _RowTrigger(trigger["matrix"], frozenset(to), RowSpec.of(trigger, states, at))
         return cls(
             name=cfg["name"],
-            when=Globs(cfg["when_changed"]),
+            when=Globs(cfg.get("when_changed") or []),
             require=Globs(cfg["require_changed"]),
             added=re.compile(pattern) if pattern is not None else None,
             renames=bool(cfg.get("renames", False)),
             message=cfg.get("message"),
+            rows=rows,
         )
 
     def counts(self, change: Change) -> bool:
@@ -97,6 +134,8 @@ class _DocsRule:
         )
 
     def triggered(self, changes: list[Change]) -> list[Change]:
+        if not self.when.patterns:
+            return []
         return [c for c in changes if self.counts(c) and self._touches(self.when, c)]
 
     def satisfied(self, changes: list[Change]) -> bool:
@@ -119,11 +158,37 @@ class _Reader:
 
 
 # -- docs.rules --------------------------------------------------------------------------------
-def _fire(result: GateResult, rule: _DocsRule, step: _Step, paths: list[str]) -> None:
+def _fire(
+    result: GateResult,
+    rule: _DocsRule,
+    step: _Step,
+    paths: list[str],
+    moved: list[Move] | None = None,
+) -> None:
+    requires = ", ".join(rule.require.patterns)
+    if moved:
+        assert rule.rows is not None
+        shown = "; ".join(m.what for m in moved[:_SHOWN_PATHS])
+        if len(moved) > _SHOWN_PATHS:
+            shown += f" and {len(moved) - _SHOWN_PATHS} more"
+        into = ", ".join(f"`{s}`" for s in sorted(rule.rows.to))
+        message = f"rule {rule.name!r}: in {rule.rows.matrix}, {shown} (into {into})"
+        if paths:
+            message += f"; and {', '.join(paths[:_SHOWN_PATHS])} changed"
+        message += f", without a change to any of {requires} in {step.where}"
+        if rule.message:
+            message += f": {rule.message}"
+        result.add(
+            "checkpoint-missed",
+            message,
+            commit=step.commit,
+            path=rule.rows.matrix,
+            line=moved[0].row.line,
+        )
+        return
     shown = ", ".join(paths[:_SHOWN_PATHS])
     if len(paths) > _SHOWN_PATHS:
         shown += f" and {len(paths) - _SHOWN_PATHS} more"
-    requires = ", ".join(rule.require.patterns)
     message = f"rule {rule.name!r}: {shown} changed"
     if rule.added is not None:
         message += f" (adding a line that matches when_added_line: {rule.added.pattern})"
@@ -145,16 +210,29 @@ def _added_matches(rule: _DocsRule, lines: list[bytes]) -> bool:
 
 
 def _judge_rules(
-    ctx: Context, result: GateResult, rules: list[_DocsRule], steps: list[_Step]
+    ctx: Context,
+    result: GateResult,
+    rules: list[_DocsRule],
+    steps: list[_Step],
+    moves: _Moves,
 ) -> None:
     # (rule, step, triggering changes) that fire only if a triggering path adds a matching line
     pending: list[tuple[_DocsRule, _Step, list[Change]]] = []
     for step in steps:
         for rule in rules:
             triggered = rule.triggered(step.changes)
-            if not triggered or rule.satisfied(step.changes):
+            moved: list[Move] = []
+            if rule.rows is not None:
+                rows = rule.rows
+                moved = [
+                    m for m in moves.of(step, rows.matrix, rows.spec) if m.row.state in rows.to
+                ]
+            if not (triggered or moved) or rule.satisfied(step.changes):
                 continue
-            if rule.added is None:
+            if moved:
+                # A row move fires the rule whatever when_added_line says of the paths.
+                _fire(result, rule, step, [c.path for c in triggered], moved)
+            elif rule.added is None:
                 _fire(result, rule, step, [c.path for c in triggered])
             else:
                 pending.append((rule, step, triggered))
@@ -183,13 +261,49 @@ def _judge_rules(
             _fire(result, rule, step, hits)
 
 
-# -- docs.spec_now -----------------------------------------------------------------------------
+# -- matrix rows (§4.4 "Rows, precisely") ----------------------------------------------------
+@dataclass(frozen=True)
+class RowSpec:
+    """How rows of a matrix are read: their state tokens, the key column (1-based) and the
+    state column (a header name or a 1-based index; None: the last state token on the row)."""
+
+    states: frozenset[str]
+    key_column: int = 1
+    state_column: str | int | None = None
+
+    @classmethod
+    def of(cls, cfg: dict[str, Any], states: Any, where: str) -> RowSpec:
+        key = cfg.get("key_column", 1)
+        column = cfg.get("state_column")
+        if not isinstance(key, int) or isinstance(key, bool) or key < 1:
+            raise UsageError(
+                f"bad value {key!r}", where=f"{where}.key_column", expected="an integer >= 1"
+            )
+        if isinstance(column, bool) or (isinstance(column, int) and column < 1):
+            raise UsageError(
+                f"bad value {column!r}",
+                where=f"{where}.state_column",
+                expected="a header name or an integer >= 1",
+            )
+        if column is not None and not isinstance(column, (int, str)):
+            raise UsageError(
+                f"bad value {column!r}",
+                where=f"{where}.state_column",
+                expected="a header name or an integer >= 1",
+            )
+        return cls(frozenset(states), key, column)
+
+
 @dataclass(frozen=True)
 class MatrixRow:
     line: int  # 1-based
-    key: str  # the first cell, stripped
+    key: str  # the key cell (the first by default), stripped
     text: str  # the whole line
     states: tuple[str, ...]  # the backticked tokens of `states` on the line, in order
+    table: tuple[str, int] = ("", 0)  # the header line's text and its ordinal among its kind
+    state: str | None = None  # the row's state (§4.4): its state cell's, or the last token
+    header: bool = False
+    table_line: int = 0  # the table's header line
 
 
 def table_rows(doc: markdown.Document) -> list[tuple[int, str, str, list[str]]]:
@@ -204,51 +318,131 @@ def table_rows(doc: markdown.Document) -> list[tuple[int, str, str, list[str]]]:
     ]
 
 
-def _row_lines(text: str) -> list[tuple[int, str, str]]:
-    """(1-based line, first cell, line) of each table row of a matrix file."""
-    return [(n, key, line) for n, key, line, _ in table_rows(markdown.parse(text))]
-
-
 def _states(line: str, states: frozenset[str], codes: list[str] | None = None) -> tuple[str, ...]:
     """The state tokens of a row line, in order (``codes``: its code spans, when known)."""
     found = markdown.code_texts(line) if codes is None else [c.strip(" \t\n") for c in codes]
     return tuple(tok for tok in found if tok in states)
 
 
+def _column(header: markdown.Row, column: str | int) -> int | None:
+    """The 0-based index of the state column in a table with ``header`` (None: it has none)."""
+    if isinstance(column, int):
+        return column - 1
+    wanted = column.strip().casefold()
+    for k, (cell, plain) in enumerate(zip(header.cells, header.plain, strict=False)):
+        if wanted in (cell.strip().casefold(), plain.strip().casefold()):
+            return k
+    return None
+
+
+def _cell_state(row: markdown.Row, index: int | None, states: frozenset[str]) -> str | None:
+    """The state in the row's state cell: its last backticked state token, else the cell's
+    whole text when that is a state token."""
+    if index is None or index >= len(row.cells):
+        return None
+    cell = row.cells[index]
+    if "`" not in cell:
+        found: list[str] = []
+    else:
+        one = _ONE_CODE.fullmatch(cell.strip())
+        # The common cell, one code span and nothing else, is read without a parse.
+        texts = [one.group(1).strip(" \t")] if one else markdown.code_texts(cell)
+        found = [tok for tok in texts if tok in states]
+    if found:
+        return found[-1]
+    plain = row.plain[index].strip() if index < len(row.plain) else row.cells[index].strip()
+    return plain if plain in states else None
+
+
+def read_rows(text: str, spec: RowSpec, *, headers: bool = False) -> list[MatrixRow]:
+    """The rows of every table of a matrix file, each with its table, key and state (the
+    header rows only when ``headers``)."""
+    doc = markdown.parse(text)
+    seen: dict[str, int] = {}
+    out: list[MatrixRow] = []
+    for table in doc.tables:
+        if not table.rows:
+            continue
+        head = table.rows[0]
+        head_text = doc.lines[head.line - 1].strip(" \t\r")
+        ordinal = seen.get(head_text, 0)
+        seen[head_text] = ordinal + 1
+        ident = (head_text, ordinal)
+        index = _column(head, spec.state_column) if spec.state_column is not None else None
+        for row in table.rows:
+            if row.header and not headers:
+                continue
+            line = doc.lines[row.line - 1]
+            k = spec.key_column - 1
+            key = row.cells[k].strip() if k < len(row.cells) else ""
+            tokens = _states(line, spec.states, row.codes)
+            if row.header:
+                state = None
+            elif spec.state_column is None:
+                state = tokens[-1] if tokens else None
+            else:
+                state = _cell_state(row, index, spec.states)
+            out.append(MatrixRow(row.line, key, line, tokens, ident, state, row.header, table.line))
+    return out
+
+
 def matrix_rows(text: str, states: frozenset[str]) -> list[MatrixRow]:
-    """The table rows of a matrix file, each with its state tokens."""
-    return [
-        MatrixRow(n, key, line, _states(line, states, codes))
-        for n, key, line, codes in table_rows(markdown.parse(text))
-    ]
+    """The table rows of a matrix file (header rows included), each with its state tokens."""
+    return read_rows(text, RowSpec(states), headers=True)
+
+
+@dataclass(frozen=True)
+class Move:
+    row: MatrixRow
+    before: str | None  # the state it had (None: none, or the row is new)
+    new: bool  # the row appeared (no row of its table and key before it)
+    tables: int  # tables in the file (a row is named by its table when there are several)
+
+    @property
+    def what(self) -> str:
+        was = "(new row)" if self.new else (f"`{self.before}`" if self.before else "(none)")
+        now = f"`{self.row.state}`" if self.row.state else "(none)"
+        return f"{self.name} moved {was} -> {now}"
+
+    @property
+    def name(self) -> str:
+        row = self.row
+        if self.tables <= 1:
+            return f"row {row.key!r}"
+        header, ordinal = row.table
+        nth = f" (#{ordinal + 1} of that header)" if ordinal else ""
+        return f"row {row.key!r} of the table at line {row.table_line} ({header!r}{nth})"
+
+
+def row_moves(old: str | None, new: str, spec: RowSpec) -> list[Move]:
+    """The rows of ``new`` whose state differs from the same row of ``old`` (same table,
+    same key, the n-th of that key matched to the n-th), or that appear with a state.
+    A change of anything else on a row (evidence citing states included) is no move."""
+    before: dict[tuple[tuple[str, int], str], list[MatrixRow]] = {}
+    for row in read_rows(old or "", spec):
+        before.setdefault((row.table, row.key), []).append(row)
+    rows = read_rows(new, spec)
+    tables = len({r.table for r in rows})
+    seen: dict[tuple[tuple[str, int], str], int] = {}
+    moves: list[Move] = []
+    for row in rows:
+        ident = (row.table, row.key)
+        n = seen.get(ident, 0)
+        seen[ident] = n + 1
+        prev = before.get(ident, [])
+        if n < len(prev):
+            if prev[n].state != row.state:
+                moves.append(Move(row, prev[n].state, False, tables))
+        elif row.state is not None:
+            moves.append(Move(row, None, True, tables))
+    return moves
 
 
 def matrix_moves(
     old: str | None, new: str, states: frozenset[str]
-) -> list[tuple[MatrixRow, tuple[str, ...] | None]]:
-    """Rows of ``new`` whose state tokens differ from the same row (same first cell, the
-    n-th of that key matched to the n-th) in ``old``, or that appear carrying one; each with
-    its old tokens (None: the row is new)."""
-    before: dict[str, list[str]] = {}
-    for _, key, line in _row_lines(old or ""):
-        before.setdefault(key, []).append(line)
-    seen: dict[str, int] = {}
-    moves: list[tuple[MatrixRow, tuple[str, ...] | None]] = []
-    for number, key, line in _row_lines(new):
-        n = seen.get(key, 0)
-        seen[key] = n + 1
-        prev = before.get(key, [])
-        if n < len(prev) and prev[n] == line:
-            continue  # the same line: the same states (most rows of most changes)
-        now = _states(line, states)
-        row = MatrixRow(number, key, line, now)
-        if n < len(prev):
-            was = _states(prev[n], states)
-            if was != now:
-                moves.append((row, was))
-        elif now:
-            moves.append((row, None))
-    return moves
+) -> list[tuple[MatrixRow, str | None]]:
+    """Rows of ``new`` that moved (default key and state columns), each with its old state."""
+    return [(m.row, m.before) for m in row_moves(old, new, RowSpec(states))]
 
 
 def now_is_filled(text: str) -> bool | None:
@@ -269,49 +463,71 @@ def now_is_filled(text: str) -> bool | None:
     return False
 
 
-def _fmt_states(states: tuple[str, ...] | None) -> str:
-    if not states:
-        return "(none)" if states is not None else "(new row)"
-    return " ".join(f"`{s}`" for s in states)
-
-
-def _spec_target(entry: dict[str, Any], row: MatrixRow) -> tuple[str | None, str]:
-    """(repo-relative spec path, or None with the reason)."""
+def _spec_target(entry: dict[str, Any], row: MatrixRow) -> tuple[str | None, str, bool]:
+    """(repo-relative spec path, or None with the reason, and whether the row links no
+    spec at all)."""
     pattern = re.compile(entry["spec_link"])
     m = pattern.search(row.text)
     raw = (m.group("spec") or "").strip(" \t") if m else ""
     if raw.startswith("<") and raw.endswith(">"):
         raw = raw[1:-1]
     if not raw:
-        return None, f"the row links no spec (spec_link {entry['spec_link']!r} finds none)"
+        return None, f"the row links no spec (spec_link {entry['spec_link']!r} finds none)", True
     if mdlinks.is_external(raw):
-        return None, f"the row's spec link {raw!r} is not a file of the repository"
+        return None, f"the row's spec link {raw!r} is not a file of the repository", False
     try:
         target = mdlinks.resolve(entry["matrix"], raw)
     except mdlinks.Escapes:
-        return None, f"the row's spec link {raw!r} climbs out of the repository"
+        return None, f"the row's spec link {raw!r} climbs out of the repository", False
     if not target.path:
-        return None, f"the row's spec link {raw!r} names no file"
-    return target.path, ""
+        return None, f"the row's spec link {raw!r} names no file", False
+    return target.path, "", False
+
+
+class _Moves:
+    """The row moves of a matrix in a step, read once per (step, matrix, row spec)."""
+
+    def __init__(self, reader: _Reader):
+        self.reader = reader
+        self._memo: dict[tuple[str | None, str, RowSpec], list[Move]] = {}
+
+    def of(self, step: _Step, matrix: str, spec: RowSpec) -> list[Move]:
+        change = next((c for c in step.changes if c.path == matrix), None)
+        if change is None or change.status == "D":
+            return []
+        key = (step.commit, matrix, spec)
+        if key not in self._memo:
+            new_raw = self.reader.new(step, matrix)
+            moves: list[Move] = []
+            if new_raw is not None:
+                old_raw = self.reader.old(step, change.old_path or matrix)
+                old = decode(old_raw) if old_raw is not None else None
+                moves = row_moves(old, decode(new_raw), spec)
+            self._memo[key] = moves
+        return self._memo[key]
 
 
 def _judge_moves(
     result: GateResult,
     reader: _Reader,
     entry: dict[str, Any],
+    spec_row: RowSpec,
     step: _Step,
-    change: Change,
+    moves: list[Move],
 ) -> None:
     matrix = entry["matrix"]
-    states = frozenset(entry["states"])
-    new_raw = reader.new(step, matrix)
-    if new_raw is None:
-        return
-    old_raw = reader.old(step, change.old_path or matrix)
-    old_text = decode(old_raw) if old_raw is not None else None
-    for row, before in matrix_moves(old_text, decode(new_raw), states):
-        move = f"row {row.key!r} moved {_fmt_states(before)} -> {_fmt_states(row.states)}"
-        spec, why = _spec_target(entry, row)
+    for move in moves:
+        row = move.row
+        spec, why, unlinked = _spec_target(entry, row)
+        if unlinked:
+            result.add(
+                "spec-link-missing",
+                f"{move.what}: {why}, so no spec records the move",
+                commit=step.commit,
+                path=matrix,
+                line=row.line,
+            )
+            continue
         if spec is not None:
             changed = any(c.path == spec and c.status != "D" for c in step.changes)
             raw = reader.new(step, spec)
@@ -328,7 +544,7 @@ def _judge_moves(
         if why:
             result.add(
                 "spec-now-missing",
-                f"{move}: {why}",
+                f"{move.what}: {why}",
                 commit=step.commit,
                 path=matrix,
                 line=row.line,
@@ -340,18 +556,21 @@ def _judge_spec_now(
     result: GateResult,
     steps: list[_Step],
     ends: tuple[str | None, str | None],
+    moves: _Moves,
 ) -> None:
     """``ends``: the revisions "at the base" and "now" (None: absent; "" : the index)."""
-    reader = _Reader(ctx)
+    reader = moves.reader
     for k, entry in enumerate(ctx.config["docs"]["spec_now"]):
         matrix = entry["matrix"]
+        src = ctx.config_source or "(default config)"
+        spec_row = RowSpec.of(entry, entry["states"], f"{src}: docs.spec_now[{k}]")
         touched = False
         for step in steps:
             change = next((c for c in step.changes if c.path == matrix), None)
             if change is None or change.status == "D":
                 continue
             touched = True
-            _judge_moves(result, reader, entry, step, change)
+            _judge_moves(result, reader, entry, spec_row, step, moves.of(step, matrix, spec_row))
         if touched or any(_exists(ctx, rev, matrix) for rev in ends):
             continue
         result.add(
@@ -390,7 +609,11 @@ def _steps(ctx: Context, commits: list[Commit]) -> tuple[list[_Step], int]:
 def run(ctx: Context) -> GateResult:
     result = GateResult(NAME)
     cfg = ctx.config["docs"]
-    rules = [_DocsRule.of(r) for r in cfg["rules"]]
+    src = ctx.config_source or "(default config)"
+    rules = [
+        _DocsRule.of(r, f"{src}: docs.rules[{k}]", cfg["spec_now"])
+        for k, r in enumerate(cfg["rules"])
+    ]
     if not rules and not cfg["spec_now"]:
         result.add("docs-absent", "no docs.rules and no docs.spec_now configured")
         return result
@@ -416,8 +639,9 @@ def run(ctx: Context) -> GateResult:
         else:
             ends = (sel.merge_base, sel.head)
     result.stats["rules"] = len(rules)
+    moves = _Moves(_Reader(ctx))
     if rules:
-        _judge_rules(ctx, result, rules, steps)
+        _judge_rules(ctx, result, rules, steps, moves)
     if cfg["spec_now"]:
-        _judge_spec_now(ctx, result, steps, ends)
+        _judge_spec_now(ctx, result, steps, ends, moves)
     return result

@@ -40,7 +40,11 @@ RULES = declare(
             "error",
             "an allow marker whose tag is neither a row id nor an issue number of the index",
         ),
-        Rule("ratchet-exempt", "info", "a site exempted by an allow marker"),
+        Rule(
+            "ratchet-exempt",
+            "info",
+            "a site exempted by an allow marker or by its file's `exempt_files` allowance",
+        ),
         Rule(
             "ratchet-unarmed",
             "error",
@@ -176,10 +180,17 @@ def run(ctx: Context) -> GateResult:
                 line=use.line,
             )
         for ex in res.exempt:
+            if ex.by_file:
+                allowance = '"*"' if ex.allowance is None else str(ex.allowance)
+                why = (
+                    f"exempted by exempt_files ({ex.site.path}: {{{ex.bucket}: {allowance}}} "
+                    f"in {ratchet.where}.exempt_files)"
+                )
+            else:
+                why = f"exempted by the allow marker {ex.tag!r} (marker on line {ex.marker_line})"
             result.add(
                 "ratchet-exempt",
-                f"{ratchet.name}.{ex.bucket}: exempted by the allow marker {ex.tag!r} "
-                f"(marker on line {ex.marker_line})",
+                f"{ratchet.name}.{ex.bucket}: {why}",
                 path=ex.site.path,
                 line=ex.site.line,
             )

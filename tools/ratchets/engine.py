@@ -20,6 +20,7 @@ from tools.git import GitError, decode
 from tools.globs import Globs
 from tools.ratchets import baseline as baseline_mod
 from tools.ratchets import markdown as md_kind
+from tools.ratchets.guards import GuardSet
 from tools.ratchets.pattern import (
     Bucket,
     Detector,
@@ -48,6 +49,8 @@ class Ratchet:
     path: str | None = None  # markdown: the file
     paragraph_max: int = md_kind.PARAGRAPH_MAX
     cell_max: int = md_kind.CELL_MAX
+    # exempt_files: path -> bucket -> how many of its first sites are exempt (None: all)
+    exempt_files: dict[str, dict[str, int | None]] = field(default_factory=dict)
     _scope: Any = field(default=None, repr=False, compare=False)
 
     def selects(self, path: str) -> bool:
@@ -79,10 +82,15 @@ class Site:
 
 @dataclass(frozen=True)
 class Exemption:
+    """An exempted site: by an allow marker (``tag``, ``marker_line``) or by the file's
+    ``exempt_files`` allowance (``allowance``: N, or None for all; ``tag`` empty)."""
+
     bucket: str
     site: Site
     tag: str
     marker_line: int
+    allowance: int | None = None
+    by_file: bool = False
 
 
 @dataclass(frozen=True)
@@ -128,11 +136,19 @@ def _bucket(name: str, value: Any, where: str) -> Bucket:
     pattern = value["regex"]
     regex = compile_regex(pattern, f"{where}.regex")
     lists: dict[str, list[str]] = {}
-    for key in ("examples", "counter_examples"):
+    for key in ("examples", "counter_examples", "outside_guards"):
         items = value.get(key) or []
         if not isinstance(items, list) or not all(isinstance(x, str) for x in items):
             raise UsageError("wrong type", where=f"{where}.{key}", expected="a list of strings")
         lists[key] = list(items)
+    guards = None
+    if "outside_guards" in value:
+        guards = GuardSet(
+            [
+                compile_regex(p, f"{where}.outside_guards[{i}]")
+                for i, p in enumerate(lists["outside_guards"])
+            ]
+        )
     return Bucket(
         name,
         pattern,
@@ -140,7 +156,46 @@ def _bucket(name: str, value: Any, where: str) -> Bucket:
         required(pattern),
         lists["examples"],
         lists["counter_examples"],
+        guards,
     )
+
+
+def _exempt_files(value: Any, where: str, buckets: list[str]) -> dict[str, dict[str, int | None]]:
+    """``exempt_files``: {path: {bucket: N | "*"}}, checked against the ratchet's buckets."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise UsageError("wrong type", where=where, expected='a mapping {path: {bucket: N | "*"}}')
+    out: dict[str, dict[str, int | None]] = {}
+    for path, allowances in value.items():
+        at = f"{where}.{path}"
+        if not isinstance(path, str) or not is_repo_relative(path):
+            raise UsageError(
+                f"bad path {path!r}", where=where, expected="a repo-relative file path"
+            )
+        if not isinstance(allowances, dict) or not allowances:
+            raise UsageError(
+                "wrong type", where=at, expected='a non-empty mapping {bucket: N | "*"}'
+            )
+        out[path] = {}
+        for bucket, n in allowances.items():
+            if bucket not in buckets:
+                raise UsageError(
+                    f"no bucket named {bucket!r}",
+                    where=f"{at}.{bucket}",
+                    expected="a bucket of this ratchet: " + ", ".join(buckets),
+                )
+            if n == "*":
+                out[path][bucket] = None
+            elif isinstance(n, int) and not isinstance(n, bool) and n >= 0:
+                out[path][bucket] = n
+            else:
+                raise UsageError(
+                    f"bad value {n!r}",
+                    where=f"{at}.{bucket}",
+                    expected='a non-negative integer or "*"',
+                )
+    return out
 
 
 def load(
@@ -209,15 +264,24 @@ def _one(name: str, cfg: Any, where: str) -> Ratchet:
     strip = cfg.get("strip")
     if strip not in (None, "c"):
         raise UsageError(f"bad value {strip!r}", where=f"{where}.strip", expected="'c' or null")
+    for b in buckets:
+        if b.guards is not None and strip != "c":
+            raise UsageError(
+                "outside_guards needs `strip: c` (guards are C preprocessor conditionals)",
+                where=f"{where}.buckets.{b.name}.outside_guards",
+                expected="strip: c on the ratchet, or no outside_guards",
+            )
+    names = [b.name for b in buckets]
     return Ratchet(
         name,
         "pattern",
         base,
         where,
-        [b.name for b in buckets],
+        names,
         include=_globs(cfg.get("include"), f"{where}.include", ["**"]),
         exclude=_globs(cfg.get("exclude"), f"{where}.exclude", []),
         detector=Detector(buckets, marker, strip),
+        exempt_files=_exempt_files(cfg.get("exempt_files"), f"{where}.exempt_files", names),
     )
 
 
@@ -423,12 +487,20 @@ def count(
                     for covered in (line, line + 1):
                         exempt_at.setdefault(covered, (tag, line))
             tally = res.per_file.setdefault(path, {})
+            allowances = r.exempt_files.get(path, {})
             for bucket, found in per_bucket.items():
+                # exempt_files: the first N sites in file order that no marker exempts
+                allowance = allowances.get(bucket, 0)  # None: every site
+                used = 0
                 for line, text in found:
                     site = Site(path, line, text.strip())
                     hit = exempt_at.get(line)
                     if hit is not None:
                         res.exempt.append(Exemption(bucket, site, hit[0], hit[1]))
+                        continue
+                    if allowance is None or used < allowance:
+                        used += 1
+                        res.exempt.append(Exemption(bucket, site, "", 0, allowance, True))
                         continue
                     res.sites.setdefault(bucket, []).append(site)
                     res.counts[bucket] += 1

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from tools.ratchets.cstrip import strip_c
+from tools.ratchets.guards import GuardSet, guarded_lines
 
 with warnings.catch_warnings():
     warnings.simplefilter("ignore", DeprecationWarning)
@@ -201,6 +202,7 @@ class Bucket:
     needs: Needs
     examples: list[str] = field(default_factory=list)
     counter_examples: list[str] = field(default_factory=list)
+    guards: GuardSet | None = None  # outside_guards: sites inside such a guard do not count
 
 
 @dataclass
@@ -250,6 +252,21 @@ def _last_line_end(text: str, buckets: list[Bucket]) -> int | None:
     return len(text) if end < 0 else end
 
 
+def _drop_guarded(body: str, buckets: list[Bucket], scan: FileScan) -> None:
+    """Remove from ``scan`` the sites of ``buckets`` that their ``outside_guards`` guard
+    (one pass over the file's conditionals for all of them)."""
+    sets = [b.guards for b in buckets if b.guards is not None]
+    asked = [[line for line, _ in scan.sites[b.name]] for b in buckets]
+    hidden = guarded_lines(body, sets, asked)
+    for bucket, drop in zip(buckets, hidden, strict=True):
+        if drop:
+            kept = [site for site in scan.sites[bucket.name] if site[0] not in drop]
+            if kept:
+                scan.sites[bucket.name] = kept
+            else:
+                del scan.sites[bucket.name]
+
+
 class Detector:
     """The buckets and marker of one pattern ratchet, applied to a file's bytes."""
 
@@ -263,10 +280,15 @@ class Detector:
         buckets = self.buckets if wanted is None else wanted
         if buckets:
             body = strip_c(text, _last_line_end(text, buckets)) if self.strip == "c" else text
+            guarded: list[Bucket] = []
             for bucket in buckets:
                 found = list(_matching(body, bucket.regex, bucket.needs))
                 if found:
                     scan.sites[bucket.name] = found
+                    if bucket.guards is not None and self.strip == "c":
+                        guarded.append(bucket)
+            if guarded:
+                _drop_guarded(body, guarded, scan)
         return scan
 
     def scan(self, data: bytes) -> FileScan | None:
