@@ -110,6 +110,13 @@ BENCHES: list[tuple[str, list[str], str]] = [
         "of 100,000 records, cold and warm.",
     ),
     (
+        "Scale",
+        ["bench_scale.py", "--runs", "5"],
+        "`tools index check` on a 1,000,000-row index (one row appended; one row edited), "
+        "`tools preflight` on the edited repository, `tools ledger verify` of a ledger holding "
+        "one 100 MB record (clean; tampered).",
+    ),
+    (
         "Merges gate",
         ["bench_merges.py", "--runs", "7"],
         "`tools merges check` over a 1,000-commit range with 47 merges of the base (content "

@@ -14,11 +14,13 @@ there, so the rows after it silently stop being a table).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from array import array
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from tools.appendonly import Entry
+from tools.git import decode, encode
 
 HEADER = ("issue", "row", "title", "kind")
 HEADER_LINE = "| Issue | Row | Title | Kind |"
@@ -39,6 +41,23 @@ _ROW_TEXT = (
 )
 _ROW_FAST = re.compile(_ROW_TEXT)
 _ROW_LINE = re.compile(rf"^{_ROW_TEXT}$", re.MULTILINE)
+# The same rows as bytes, for reading a whole body in one call. Stricter than _ROW_TEXT where
+# str and bytes patterns differ: digits, the link target and the first character of Title and
+# Kind (which must prove that ``strip()`` leaves the cell non-empty) are ASCII only; a line
+# this refuses goes through parse_row. Possessive: a failed row costs one pass over it.
+_B_CELL = rb"[^\\|\n]*+(?:\\++[^\\\n][^\\|\n]*+)*+"
+_B_FILLED = rb"(?=[ \t]*+[\x21-\x7b\x7d\x7e])"
+_B_ROW = (
+    rb"[ \t]*+\|[ \t]*+(?:#[0-9]++|\[#[0-9]++\]\([\x21-\x27\x2a-\x7e]++\))[ \t]*+"
+    rb"\|[ \t]*+(?:[A-Z0-9][A-Za-z0-9_.\-]*+|\xe2\x80\x94)[ \t]*+"
+    rb"\|" + _B_FILLED + _B_CELL + rb"\|" + _B_FILLED + _B_CELL + rb"\|[ \t\r]*+\n"
+)
+_ROWS = re.compile(rb"(?:" + _B_ROW + rb")*+")
+# The key of each row read by _ROWS, from the newline before it (a literal: the search
+# jumps from newline to newline instead of trying every position).
+_KEYS = re.compile(rb"\n[ \t]*+\|[ \t]*+\[?#([0-9]++)")
+_CHUNK = 1 << 20
+_ASCII_BLANKS = b" \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f"
 # Cheap: the issue number of anything that looks like a row (used only to subtract sets).
 _ROW_KEY = re.compile(r"^[ \t]*\|[ \t]*\[?#(\d+)", re.MULTILINE)
 
@@ -76,18 +95,99 @@ class BodyLine(NamedTuple):
 
 @dataclass
 class Table:
+    """The parsed index. Rows are kept compact: their issue numbers and line numbers in file
+    order (``row_keys``, ``row_lines``); :attr:`rows` builds the full :class:`Row` objects
+    only when a caller asks for them (a million-row index never needs them)."""
+
     frame: list[str] = field(default_factory=list)  # preamble + header + delimiter lines
     header_line: int | None = None  # 1-based, None: no header found
-    rows: list[Row] = field(default_factory=list)
     malformed: list[tuple[int, str]] = field(default_factory=list)  # (line, why)
     line_count: int = 0
-    lines: list[str] = field(default_factory=list, repr=False)
+    row_keys: Sequence[int] = field(default_factory=list)
+    row_lines: Sequence[int] = field(default_factory=list)
+    raw: bytes = field(default=b"", repr=False)
+    # Byte offsets of the body: from the first line after the frame to the end of the last
+    # non-blank line (its newline included when it has one).
+    body_start: int = 0
+    body_end: int = 0
+    _rows: list[Row] | None = field(default=None, repr=False)
+    _lines: list[str] | None = field(default=None, repr=False)
+    _unique: bool | None = field(default=None, repr=False)
+
+    @property
+    def row_count(self) -> int:
+        return len(self.row_keys)
+
+    @property
+    def rows(self) -> list[Row]:
+        if self._rows is None:
+            wanted = iter(self.row_lines)
+            rows: list[Row] = []
+            want = next(wanted, None)
+            line_no = len(self.frame) + 1
+            for a, b in _lines_from(self.raw, self.body_start):
+                if want is None:
+                    break
+                if line_no == want:
+                    row = parse_row(decode(self.raw[a:b]), line_no)
+                    assert isinstance(row, Row), "a line recorded as a row parses as one"
+                    rows.append(row)
+                    want = next(wanted, None)
+                line_no += 1
+            self._rows = rows
+        return self._rows
+
+    @property
+    def lines(self) -> list[str]:
+        if self._lines is None:
+            self._lines = split_lines(decode(self.raw))
+        return self._lines
+
+    def line_text(self, line_no: int) -> str:
+        """The text of 1-based line ``line_no`` (decoded), found without splitting the file."""
+        at = line_start(self.raw, line_no)
+        end = self.raw.find(b"\n", at)
+        return decode(self.raw[at : end if end >= 0 else len(self.raw)])
+
+    def row_at(self, index: int) -> Row:
+        """The ``index``-th row (0-based), parsed from its line."""
+        line_no = self.row_lines[index]
+        row = parse_row(self.line_text(line_no), line_no)
+        assert isinstance(row, Row), "a line recorded as a row parses as one"
+        return row
 
     def keys(self) -> set[int]:
-        return {r.key for r in self.rows}
+        return set(self.row_keys)
 
     def entries(self) -> list[Entry]:
         return [r.entry() for r in self.rows]
+
+    @property
+    def unique(self) -> bool:
+        """No issue number twice."""
+        if self._unique is None:
+            self._unique = len(set(self.row_keys)) == len(self.row_keys)
+        return self._unique
+
+    @property
+    def clean(self) -> bool:
+        """A header, no malformed line, no issue number twice: the rows are the consecutive
+        lines of the body, which is what the compact comparisons need."""
+        return self.header_line is not None and not self.malformed and self.unique
+
+    def duplicates(self) -> list[tuple[int, int, int]]:
+        """(issue number, line of its first row, line of the repeat) per repeated row, in
+        file order."""
+        keys = self.row_keys
+        if self.unique:
+            return []
+        first: dict[int, int] = {}
+        out = []
+        for key, line in zip(keys, self.row_lines, strict=True):
+            at = first.setdefault(key, line)
+            if at != line:
+                out.append((key, at, line))
+        return out
 
     @property
     def body(self) -> list[BodyLine]:
@@ -111,6 +211,31 @@ def split_lines(text: str) -> list[str]:
     if lines and lines[-1] == "":
         lines.pop()
     return lines
+
+
+def line_start(raw: bytes, line_no: int) -> int:
+    """Byte offset of 1-based line ``line_no`` of ``raw``."""
+    left, lo, step = line_no - 1, 0, 1 << 20
+    if not left:
+        return 0
+    while True:  # the chunk that holds the newline ending line ``line_no - 1``, counted in C
+        n = raw.count(b"\n", lo, lo + step)
+        if n >= left:
+            break
+        if lo + step >= len(raw):
+            raise ValueError(f"no line {line_no}")
+        left, lo = left - n, lo + step
+    hi = lo + step
+    while hi - lo > 256:  # bisect it
+        mid = (lo + hi) // 2
+        n = raw.count(b"\n", lo, mid)
+        if n >= left:
+            hi = mid
+        else:
+            left, lo = left - n, mid
+    for _ in range(left):
+        lo = raw.index(b"\n", lo) + 1
+    return lo
 
 
 def split_cells(line: str) -> list[str] | None:
@@ -178,70 +303,132 @@ def _is_delimiter(line: str) -> bool:
 
 
 def parse(text: str) -> Table:
-    lines = split_lines(text)
-    table = Table(line_count=len(lines), lines=lines)
-    header = next((i for i, ln in enumerate(lines) if _is_header(ln)), None)
+    """The table of ``text`` (see :func:`parse_bytes`)."""
+    return parse_bytes(encode(text))
+
+
+def _lines_from(raw: bytes, at: int) -> Iterator[tuple[int, int]]:
+    """(start, end) byte offsets of the lines from offset ``at``, newlines excluded."""
+    size = len(raw)
+    while at < size:
+        nl = raw.find(b"\n", at)
+        end = size if nl < 0 else nl
+        yield at, end
+        at = end + 1
+
+
+def _body_end(raw: bytes, start: int) -> int:
+    """Where the body ends: after the last line (from ``start``) that is not blank, as
+    ``str.strip`` sees blank (Unicode whitespace included); trailing blank lines end the file,
+    not the table."""
+    end = len(raw)
+    while end > start:
+        # Whole lines of ASCII whitespace first, in C; then the last line decoded.
+        cut = max(start, end - (1 << 16))
+        tail = raw[cut:end].rstrip(_ASCII_BLANKS)
+        if not tail and cut > start:
+            end = cut
+            continue
+        stop = cut + len(tail)
+        line_at = raw.rfind(b"\n", start, stop) + 1 if stop > start else start
+        line_at = max(line_at, start)
+        if decode(raw[line_at:stop]).strip():
+            nl = raw.find(b"\n", stop, end)
+            return end if nl < 0 else nl + 1
+        end = line_at
+    return start
+
+
+def parse_bytes(raw: bytes) -> Table:
+    """The table of the index file ``raw``.
+
+    Well-formed rows are read in bulk by :data:`_ROWS`, a bytes pattern that accepts only
+    rows that :func:`parse_row` reads the same way (and leaves anything it cannot prove to
+    it: a non-ASCII character where a cell must start, other whitespace, a row without its
+    trailing pipe); every other line goes through :func:`parse_row`, one line at a time.
+    """
+    table = Table(raw=raw, line_count=raw.count(b"\n") + (1 if raw and raw[-1:] != b"\n" else 0))
+    frame: list[str] = []
+    header: int | None = None
+    body_at = len(raw)
+    for i, (a, b) in enumerate(_lines_from(raw, 0)):
+        line = decode(raw[a:b])
+        frame.append(line)
+        if _is_header(line):
+            header, body_at = i, b + 1
+            break
     if header is None:
-        table.frame = lines
-        first_pipe = next((i for i, ln in enumerate(lines) if ln.lstrip().startswith("|")), 0)
+        table.frame = frame
+        first_pipe = next((i for i, ln in enumerate(frame) if ln.lstrip().startswith("|")), 0)
         table.malformed.append(
             (first_pipe + 1, f"no `{HEADER_LINE}` table header: the index has no table")
         )
+        table.body_start = table.body_end = len(raw)
         return table
     table.header_line = header + 1
-    body = header + 1
-    if body < len(lines) and _is_delimiter(lines[body]):
-        body += 1
-    else:
+    body_line = header + 2
+    if body_at < len(raw):
+        nl = raw.find(b"\n", body_at)
+        end = len(raw) if nl < 0 else nl
+        delim = decode(raw[body_at:end])
+        if _is_delimiter(delim):
+            frame.append(delim)
+            body_at, body_line = end + 1, body_line + 1
+    if len(frame) == header + 1:
         table.malformed.append(
-            (body + 1, f"the header must be followed by a delimiter line like {DELIMITER_LINE}")
+            (body_line, f"the header must be followed by a delimiter line like {DELIMITER_LINE}")
         )
-    table.frame = lines[:body]
-    last = len(lines)
-    while last > body and not lines[last - 1].strip():
-        last -= 1  # blank lines after the last row end the file, not the table
-    if not _parse_fast(table, lines, body, last):
-        _parse_lines(table, lines, body, last)
+    table.frame = frame
+    body_at = min(body_at, len(raw))
+    last = _body_end(raw, body_at)
+    table.body_start, table.body_end = body_at, last
+    _scan_body(table, raw, body_at, last, body_line)
     return table
 
 
-def _parse_fast(table: Table, lines: list[str], body: int, last: int) -> bool:
-    """One regex pass over the whole body; gives up (False, nothing recorded) at the first
-    line that is not a well-formed row, leaving the line-by-line parse to say why."""
-    text = "\n".join(lines[body:last])
-    rows: list[Row] = []
-    pos = 0
-    line_no = body + 1
-    for m in _ROW_LINE.finditer(text):
-        if m.start() != pos:
-            return False
-        title, kind = m.group(5).strip(), m.group(6).strip()
-        if not title or not kind:
-            return False
-        rows.append(
-            Row(int(m.group(2) or m.group(3)), m.group(1), m.group(4), title, kind, line_no)
-        )
-        pos = m.end() + 1
-        line_no += 1
-    if pos < len(text):
-        return False
-    table.rows = rows
-    return True
-
-
-def _parse_lines(table: Table, lines: list[str], body: int, last: int) -> None:
-    for i in range(body, last):
-        line = lines[i]
+def _scan_body(table: Table, raw: bytes, pos: int, end: int, line_no: int) -> None:
+    # Machine integers, 8 bytes a row (an issue number past 2**63 turns the keys into a list).
+    keys: array[int] | list[int] = array("q")
+    lines: array[int] = array("q")
+    while pos < end:
+        # A chunk of whole lines at a time, so that the keys found are few at any moment.
+        cut = raw.find(b"\n", min(end, pos + _CHUNK), end)
+        chunk_end = end if cut < 0 else cut + 1
+        stop = _ROWS.match(raw, pos, chunk_end).end()
+        if stop > pos:
+            found = _KEYS.findall(raw, pos - 1, stop)
+            values = list(map(int, found))
+            try:
+                keys.extend(array("q", values))  # built whole first: all or nothing
+            except OverflowError:
+                keys = [*keys, *values]
+            lines.extend(range(line_no, line_no + len(found)))
+            line_no += len(found)
+            pos = stop
+            if stop == chunk_end:
+                continue
+        if pos >= end:
+            break
+        nl = raw.find(b"\n", pos, end)
+        stop = end if nl < 0 else nl
+        line = decode(raw[pos:stop])
         if not line.strip():
             table.malformed.append(
-                (i + 1, "blank line inside the table: markdown ends the table here")
+                (line_no, "blank line inside the table: markdown ends the table here")
             )
-            continue
-        row = parse_row(line, i + 1)
-        if isinstance(row, str):
-            table.malformed.append((i + 1, row))
         else:
-            table.rows.append(row)
+            row = parse_row(line, line_no)
+            if isinstance(row, str):
+                table.malformed.append((line_no, row))
+            else:
+                try:
+                    keys.append(row.key)
+                except OverflowError:
+                    keys = [*keys, row.key]
+                lines.append(line_no)
+        pos, line_no = stop + 1, line_no + 1
+    table.row_keys = keys
+    table.row_lines = lines
 
 
 def quick_keys(text: str) -> set[int]:
@@ -249,46 +436,33 @@ def quick_keys(text: str) -> set[int]:
     return {int(k) for k in _ROW_KEY.findall(text)}
 
 
-def _pipe_runs(text: str) -> list[tuple[int, int]]:
-    """(start of the backslash run, position of the pipe) for each pipe, in one pass."""
-    out: list[tuple[int, int]] = []
-    run_start = -1
-    for i, ch in enumerate(text):
-        if ch == "\\":
-            if run_start < 0:
-                run_start = i
-        else:
-            if ch == "|":
-                out.append((run_start if run_start >= 0 else i, i))
-            run_start = -1
-    return out
-
-
-def _rewrite_pipes(text: str, new_run: Callable[[int], str]) -> str:
-    """Replace each backslash run + pipe by ``new_run(run length)`` (linear, no regex)."""
-    if "|" not in text:
-        return text
-    parts: list[str] = []
-    at = 0
-    for start, pipe in _pipe_runs(text):
-        parts.append(text[at:start])
-        parts.append(new_run(pipe - start))
-        at = pipe + 1
-    parts.append(text[at:])
-    return "".join(parts)
+# A pipe and the run of backslashes before it; the lookbehind starts a match only at the start
+# of a run, so a long run without a pipe after it is passed over once, not once per backslash.
+_PIPE_RUN = re.compile(r"(?<!\\)(\\*)\|")
+_ESCAPED_RUN = re.compile(r"(?<!\\)\\+\|")
 
 
 def escape_cell(text: str) -> str:
     """Escape pipes for a cell; backslashes right before a pipe are doubled first so that
     the text reads back exactly."""
-    return _rewrite_pipes(text, lambda n: "\\" * (2 * n) + "\\|")
+    if "|" not in text:
+        return text
+    if "\\|" not in text:  # no backslash before any pipe (the common case), in C
+        return text.replace("|", "\\|")
+    if "\\\\|" not in text:  # at most one backslash before each pipe: 2n + 1 of them
+        return text.replace("\\|", "\\\\|").replace("|", "\\|")
+    return _PIPE_RUN.sub(r"\1\1\\|", text)
 
 
 def unescape_cell(text: str) -> str:
     """The text GFM renders for the pipes of a cell (the inverse of :func:`escape_cell`): a
     pipe after N backslashes is an escaped pipe, and the N - 1 backslashes before that
     escape are read in pairs, so it shows (N - 1) // 2 backslashes and a pipe."""
-    return _rewrite_pipes(text, lambda n: "\\" * ((n - 1) // 2) + "|" if n else "|")
+    if "\\|" not in text:
+        return text
+    if "\\\\|" not in text:  # every escaped pipe has one backslash: drop it, in C
+        return text.replace("\\|", "|")
+    return _ESCAPED_RUN.sub(lambda m: "\\" * ((len(m.group()) - 2) // 2) + "|", text)
 
 
 def render_row(issue: int, row: str, title: str, kind: str) -> str:

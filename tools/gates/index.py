@@ -9,10 +9,19 @@ interleaves, so merges are judged by preservation, not by position).
 from __future__ import annotations
 
 import os
+import weakref
 from collections import OrderedDict
 
-from tools import index_table
-from tools.appendonly import AppendOnly, Entry, blob_starts, is_prefix, read_now
+from tools import index_compare, index_table
+from tools.appendonly import (
+    AppendOnly,
+    Entry,
+    Loss,
+    blob_starts,
+    is_prefix,
+    losses,
+    read_now,
+)
 from tools.context import RANGE_EMPTY, Context
 from tools.git import Commit, decode
 from tools.index_table import Row, Table
@@ -38,6 +47,11 @@ RULES = declare(
 _CACHE = 16  # blobs kept while walking: a linear walk and its merges' parents hit it
 
 
+# Tables by content: the same file at several points (the working tree and HEAD, the merge
+# base and a walked commit's parent) is parsed once while any snapshot holds it.
+_TABLES: weakref.WeakValueDictionary[bytes, Table] = weakref.WeakValueDictionary()
+
+
 class Snapshot:
     """The index file at one point, parsed only when a slow path needs the table."""
 
@@ -52,7 +66,12 @@ class Snapshot:
     @property
     def table(self) -> Table:
         if self._table is None:
-            self._table = index_table.parse(decode(self.raw or b""))
+            raw = self.raw or b""
+            table = _TABLES.get(raw)
+            if table is None:
+                table = index_table.parse_bytes(raw)
+                _TABLES[raw] = table
+            self._table = table
         return self._table
 
 
@@ -71,6 +90,7 @@ class _Blobs:
         self._content: OrderedDict[str, Snapshot] = OrderedDict()
         self._prefix: dict[str, bool] = {}
         self._ref: bytes | None = None
+        self.known: list[bytes] = []  # contents already held (the file judged now)
         self.reads = 0
 
     def header(self, sha: str | None) -> tuple[str, int] | None:
@@ -87,7 +107,10 @@ class _Blobs:
         snap = self._content.get(head[0])
         if snap is None:
             self.reads += 1
-            snap = Snapshot(self.ctx.git.object(head[0]))
+            data = self.ctx.git.object(head[0])
+            # Keep one copy of a content already held: a large index is read more than once.
+            data = next((k for k in self.known if k == data), data)
+            snap = Snapshot(data)
             self._content[head[0]] = snap
             if len(self._content) > _CACHE:
                 self._content.popitem(last=False)
@@ -144,21 +167,30 @@ def _row_ref(row: Row) -> str:
 
 
 # -- base-free checks ---------------------------------------------------------------------------
-def _base_free(result: GateResult, path: str, now: Snapshot, check: AppendOnly) -> None:
-    """row-malformed and row-duplicate on the current file; feeds ``check`` with its rows."""
+def _base_free(result: GateResult, path: str, now: Snapshot) -> None:
+    """row-malformed and row-duplicate on the current file."""
     if not now.exists:
         return
     table = now.table
-    result.stats["rows"] = len(table.rows)
+    result.stats["rows"] = table.row_count
     for line, why in table.malformed:
         result.add("row-malformed", why, path=path, line=line)
-    for first, dup in check.feed_all(table.entries()):
+    for key, first, line in table.duplicates():
         result.add(
             "row-duplicate",
-            f"issue #{dup.key} appears twice (first at line {first.line})",
+            f"issue #{key} appears twice (first at line {first})",
             path=path,
-            line=dup.line,
+            line=line,
         )
+
+
+def _losses(old: Table, new: Table) -> list[Loss]:
+    """Rows of ``old`` removed, altered or moved in ``new``: walked in step where the tables
+    allow it, else by keying every row."""
+    found = index_compare.base_losses(old, new)
+    if found is not None:
+        return found
+    return losses(old.entries(), new.entries())
 
 
 # -- against the base ---------------------------------------------------------------------------
@@ -167,7 +199,6 @@ def _against_base(
     path: str,
     base: Snapshot,
     now: Snapshot,
-    check: AppendOnly,
     where: str,
 ) -> None:
     """row-removed, row-edited, header-changed: ``now`` against ``base`` (named ``where``)."""
@@ -176,9 +207,8 @@ def _against_base(
     if not now.exists:
         now = Snapshot(b"")  # a file gone since the base is judged as emptied
     elif is_prefix(base.raw or b"", now.raw or b""):
-        check.prefix = True  # appended to: every base row is there, unaltered
-        return
-    for loss in check.losses():
+        return  # appended to: every base row is there, unaltered
+    for loss in _losses(base.table, now.table):
         if loss.kind == "removed":
             result.add(
                 "row-removed",
@@ -231,9 +261,11 @@ def _union_duplicates(
     theirs = {r.key: r for r in _rows_after(merge_base, tip) if r.key not in old}
     if not theirs:
         return
-    for row in now.table.rows:
-        if row.key in old or row.key not in theirs:
+    table = now.table
+    for i, key in enumerate(table.row_keys):
+        if key in old or key not in theirs:
             continue
+        row = table.row_at(i)
         other = theirs.pop(row.key)
         same = "the same row" if other.identity == row.identity else "a different row"
         result.add(
@@ -259,15 +291,7 @@ def _ordinary(
         return
     if is_prefix(parent.raw or b"", child.raw or b""):
         return  # a pure append
-    old = parent.table.keys()
-    rows = child.table.rows
-    last_old = max((i for i, r in enumerate(rows) if r.key in old), default=-1)
-    if last_old < 0:
-        return
-    anchor = rows[last_old]
-    for row in rows[:last_old]:
-        if row.key in old:
-            continue
+    for row, anchor in _inserted(parent.table, child.table):
         result.add(
             "row-inserted",
             f"{what} adds row #{row.key} above row {_row_ref(anchor)} (line {anchor.line}), "
@@ -276,6 +300,21 @@ def _ordinary(
             path=path,
             line=row.line,
         )
+
+
+def _inserted(parent: Table, child: Table) -> list[tuple[Row, Row]]:
+    """(row, anchor) per row of ``child`` new since ``parent`` that comes before ``anchor``,
+    the last row of ``child`` that ``parent`` had already."""
+    found = index_compare.inserted(parent, child)
+    if found is not None:
+        return found
+    old = parent.keys()
+    rows = child.rows
+    last_old = max((i for i, r in enumerate(rows) if r.key in old), default=-1)
+    if last_old < 0:
+        return []
+    anchor = rows[last_old]
+    return [(row, anchor) for row in rows[:last_old] if row.key not in old]
 
 
 def _merge(
@@ -325,10 +364,8 @@ def _touches(commit: Commit, path: str, paths_read: bool) -> bool:
 
 
 def _walk(
-    ctx: Context, result: GateResult, path: str, commits: list[Commit], head: str | None
-) -> _Blobs:
-    blobs = _Blobs(ctx, path)
-    blobs.use_reference(head)
+    ctx: Context, result: GateResult, path: str, commits: list[Commit], blobs: _Blobs
+) -> None:
     paths_read = getattr(ctx.opts, "range_paths", True)
     pairs = []
     for commit in commits:
@@ -350,7 +387,6 @@ def _walk(
                 continue
             child = blobs.at(commit.sha)
             _ordinary(result, path, blobs.at(parent), child, commit.sha, "the commit")
-    return blobs
 
 
 # -- the gate -----------------------------------------------------------------------------------
@@ -365,9 +401,8 @@ def _staged(ctx: Context, result: GateResult, path: str) -> GateResult:
     child = Snapshot(ctx.git.staged_blob(path))
     if not parent.exists and not child.exists:
         return _absent(result, path, "HEAD")
-    check = AppendOnly(lambda: parent.table.entries())
-    _base_free(result, path, child, check)
-    _against_base(result, path, parent, child, check, "HEAD")
+    _base_free(result, path, child)
+    _against_base(result, path, parent, child, "HEAD")
     _ordinary(result, path, parent, child, None, "the staged change")
     return result
 
@@ -378,23 +413,25 @@ def run(ctx: Context) -> GateResult:
     if ctx.opts.staged:
         return _staged(ctx, result, path)
     now = Snapshot(read_now(ctx, path))
-    base = Snapshot(None)
-    # Late binding on purpose: ``base`` is read below, once the range is known.
-    check = AppendOnly(lambda: base.table.entries())
-    _base_free(result, path, now, check)
+    _base_free(result, path, now)
     commits = ctx.range_commits(result)
     if commits is None:  # no base: the base-free checks stand, the rest is a skip
         if not now.exists:
             result.add("index-absent", f"{path} does not exist now", path=path)
         return result
     sel = ctx.range
-    base = Snapshot(ctx.git.blob(sel.merge_base, path) if sel.merge_base else None)
+    # One reader for every commit's file: the merge base is often a walked commit's parent.
+    blobs = _Blobs(ctx, path)
+    if now.raw is not None:
+        blobs.known.append(now.raw)
+    base = blobs.at(sel.merge_base)
     if not base.exists and not now.exists:
         return _absent(result, path, "the merge base")
-    _against_base(result, path, base, now, check, "the merge base")
-    tip = Snapshot(ctx.git.blob(sel.base, path) if sel.base else None)
+    _against_base(result, path, base, now, "the merge base")
+    tip = blobs.at(sel.base)
     _union_duplicates(result, path, base, tip, now, sel.base_ref or "the base")
-    blobs = _walk(ctx, result, path, commits, sel.head)
+    blobs.use_reference(sel.head)
+    _walk(ctx, result, path, commits, blobs)
     if sel.head and not ctx.opts.head:
         # The working tree is judged; an uncommitted edit is one more ordinary change.
         head = blobs.at(sel.head)

@@ -73,7 +73,7 @@ class Base:
 
 def _entries(data: bytes) -> Iterator[Entry]:
     """The base's keyed entries: claimed id -> content hash (malformed lines have no key)."""
-    for item in ledger.scan_bytes(data):
+    for item in ledger.scan_bytes(data, records=False):
         if item.id is not None:
             yield Entry(item.id, item.computed, item.line, _label(item))
 
@@ -199,7 +199,9 @@ def _run_on(
                 where,
                 size=size,
                 read=read,
-                scan_from=lambda s, n: ledger.scan_file(full, start=s, end=size, first_line=n),
+                scan_from=lambda s, n: ledger.scan_file(
+                    full, start=s, end=size, first_line=n, records=False
+                ),
                 prefix=lambda: base is not None and base.starts(read, size),
             )
         return result
@@ -217,7 +219,7 @@ def _run_on(
         where,
         size=len(data),
         read=lambda a, b: data[a:b],
-        scan_from=lambda s, n: ledger.scan_bytes(data, start=s, first_line=n),
+        scan_from=lambda s, n: ledger.scan_bytes(data, start=s, first_line=n, records=False),
         prefix=lambda: base is not None and base.starts(lambda a, b: data[a:b], len(data)),
     )
     return result

@@ -22,6 +22,7 @@ from tools.ledger.record import (
 )
 from tools.ledger.scan import (
     CACHE_SCHEMA,
+    LARGE_LINE,
     PARALLEL_MIN_BYTES,
     LineError,
     Scanned,
@@ -40,6 +41,7 @@ from tools.ledger.store import Appended, append_records, locked, torn_path
 
 __all__ = [
     "CACHE_SCHEMA",
+    "LARGE_LINE",
     "PARALLEL_MIN_BYTES",
     "RESERVED",
     "RULE_MALFORMED",

@@ -6,12 +6,14 @@ Streams: a ledger may hold 100,000 records; nothing here loads it whole unless a
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import fcntl
 import hashlib
 import io
 import json
 import os
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -129,12 +131,16 @@ def parse_line(raw: bytes) -> dict[str, Any] | LineError:
     return obj
 
 
-def _scan_one(line_no: int, raw: bytes) -> Scanned:
+def _scan_one(line_no: int, raw: bytes, large: _Large | None = None) -> Scanned:
     """Judge one newline-terminated line.
 
     Fast path: decode, parse, re-encode the record without ``id`` canonically, hash. When the
     line is itself the canonical form (what :func:`append_records` writes) it cannot hold a
     duplicate key, so the strict (slower) parse runs only for lines that are not.
+
+    With ``large``, ``raw`` is the skeleton of a long line (see :func:`_scan_large`): the
+    hash is taken over the canonical form with the long strings put back, and the record
+    itself is not returned (it holds placeholders).
     """
     body = raw[:-1]
     try:
@@ -166,7 +172,13 @@ def _scan_one(line_no: int, raw: bytes) -> Scanned:
         err = LineError(RULE_MALFORMED, f"not canonical-JSON-able: {exc}")
         return Scanned(line_no, None, None, err, None)
     obj["id"] = rid
-    computed = hashlib.sha256(without_id).hexdigest()
+    if large is None:
+        computed = hashlib.sha256(without_id).hexdigest()
+    else:
+        digest = large.digest(without_id)
+        if digest is None:
+            return _scan_one(line_no, large.raw)  # not proved here: the whole line, parsed
+        computed = digest
     # A verifying id is 64 hex digits by construction; the full structure check (and the
     # malformed-or-tampered decision) is needed only for the other fields, or on a mismatch.
     kind, created = obj.get("kind"), obj.get("created")
@@ -188,20 +200,141 @@ def _scan_one(line_no: int, raw: bytes) -> Scanned:
         or body[:at] != without_id[:at]
         or body[at + 72 :] != without_id[at:]
         or body[at + 7 : at + 71] != rid.encode("ascii")
+        or (large is not None and not large.canonical)
     ):
         try:  # not the canonical text: it may hide a duplicate key
             strict_loads(text)
         except ValueError as exc:
             return Scanned(line_no, None, None, _malformed_json(exc), None)
+    kind = obj.get("kind")
+    if large is not None:
+        kind, obj = large.value(kind), None
     error = None
     if computed != rid:
         error = LineError(
             RULE_TAMPERED,
-            f"record {rid[:12]}… ({obj['kind']}) does not recompute: its content hashes "
+            f"record {rid[:12]}… ({kind}) does not recompute: its content hashes "
             f"to {computed[:12]}…",
             record=obj,
         )
-    return Scanned(line_no, rid, computed, error, obj, obj.get("kind"))
+    return Scanned(line_no, rid, computed, error, obj, kind)
+
+
+# -- long lines -------------------------------------------------------------------------------
+# A line this long is judged on its skeleton: every long string value is replaced by a short
+# placeholder, the skeleton goes through _scan_one, and the hash is taken over the skeleton's
+# canonical form with the original strings put back. Canonical encoding is compositional (an
+# object's form is its members' forms in key order), so that is the hash of the whole record's
+# canonical form; a string whose text is already canonical is hashed straight from the line,
+# so a 100 MB record costs its own bytes and little more.
+LARGE_LINE = 1 << 20
+_LONG_STRING = 1 << 16
+# A JSON string token exactly as the canonical encoder writes it (ensure_ascii off: only the
+# quote, the backslash and control characters are escaped, the short forms where JSON has
+# them); else any string token (group 2); else a lone quote (an unterminated string). One
+# pass tells both where a string ends and whether its text is canonical.
+_STRING = re.compile(
+    rb'("[^"\\\x00-\x1f]*+(?:\\(?:["\\bfnrt]|u00(?:0[0-7bef]|1[0-9a-f]))[^"\\\x00-\x1f]*+)*+")'
+    rb'|("[^"\\]*+(?:\\.[^"\\]*+)*+")|"',
+    re.DOTALL,
+)
+_KEY_AFTER = re.compile(rb"[ \t\r\n]*+:")
+
+
+class _Large:
+    """The long strings of one long line, for :func:`_scan_one` on its skeleton."""
+
+    def __init__(self, raw: bytes, spans: list[tuple[int, int, bool]], nonce: bytes):
+        self.raw = raw
+        self.spans = spans  # (start, end, whether the text is canonical) per long string
+        self.mark = b'"\\u0001' + nonce + b":"
+        self._mark_text = "\x01" + nonce.decode("ascii") + ":"
+        self._placeholder = re.compile(re.escape(self.mark) + rb'([0-9]+)"')
+        self.canonical = all(canonical for _, _, canonical in spans)
+
+    def _canonical_pieces(self, k: int) -> list[Any]:
+        a, b, canonical = self.spans[k]
+        if canonical:
+            return [memoryview(self.raw)[a:b]]
+        value = json.loads(self.raw[a:b].decode("utf-8"))
+        return [_canonical_parsed(value)]  # may raise for a lone surrogate
+
+    def digest(self, without_id: bytes) -> str | None:
+        """sha256 of ``without_id`` with each placeholder replaced by the canonical form of
+        its string; None when a string has none (the caller parses the whole line)."""
+        h = hashlib.sha256()
+        at = 0
+        seen = []
+        try:
+            for m in self._placeholder.finditer(without_id):
+                k = int(m.group(1))
+                if k >= len(self.spans):
+                    return None
+                seen.append(k)
+                h.update(without_id[at : m.start()])
+                for piece in self._canonical_pieces(k):
+                    h.update(piece)
+                at = m.end()
+        except (ValueError, RecursionError):
+            return None
+        # Each placeholder exactly once: no other string of the record reads as one.
+        if sorted(seen) != list(range(len(self.spans))):
+            return None
+        h.update(without_id[at:])
+        return h.hexdigest()
+
+    def value(self, text: Any) -> Any:
+        """The original string for a placeholder's value (``kind``, for labels)."""
+        if isinstance(text, str) and text.startswith(self._mark_text):
+            a, b, _ = self.spans[int(text[len(self._mark_text) :])]
+            return json.loads(self.raw[a:b].decode("utf-8"))
+        return text
+
+
+def _valid_utf8(raw: bytes, end: int) -> bool:
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    view = memoryview(raw)
+    try:
+        for at in range(0, end, 1 << 22):
+            stop = min(end, at + (1 << 22))
+            decoder.decode(view[at:stop], final=stop == end)
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _scan_large(line_no: int, raw: bytes) -> Scanned:
+    """:func:`_scan_one` for a long newline-terminated line, without a copy of it per step
+    (see :data:`LARGE_LINE`); anything unusual takes the ordinary path."""
+    end = len(raw) - 1
+    if not _valid_utf8(raw, end):
+        return _scan_one(line_no, raw)  # its message names the first bad byte
+    parts: list[bytes] = []
+    spans: list[tuple[int, int, bool]] = []
+    nonce = os.urandom(8).hex().encode("ascii")
+    mark = b'"\\u0001' + nonce + b":"
+    at = 0
+    for m in _STRING.finditer(raw, 0, end):
+        a, b = m.span()
+        if m.lastindex is None:
+            return _scan_one(line_no, raw)  # unterminated: the parser says so
+        if b - a < _LONG_STRING or _KEY_AFTER.match(raw, b, end):
+            continue  # short, or a key (keys decide the order): kept in the skeleton
+        parts.append(raw[at:a])
+        parts.append(mark + b"%d" % len(spans) + b'"')
+        spans.append((a, b, m.lastindex == 1))
+        at = b
+    if not spans:
+        return _scan_one(line_no, raw)
+    parts.append(raw[at:])
+    skeleton = b"".join(parts)
+    del parts
+    if skeleton.count(mark) != len(spans):
+        return _scan_one(line_no, raw)  # the line holds the mark itself: no proof here
+    item = _scan_one(line_no, skeleton, _Large(raw, spans, nonce))
+    if item.error is not None and item.error.rule == RULE_MALFORMED:
+        return _scan_one(line_no, raw)  # the message must name places in the line itself
+    return item
 
 
 def _torn(line_no: int, raw: bytes) -> Scanned:
@@ -214,13 +347,17 @@ def _torn(line_no: int, raw: bytes) -> Scanned:
     return Scanned(line_no, None, None, err, None)
 
 
-def scan_lines(lines: Iterable[bytes]) -> Iterator[Scanned]:
+def scan_lines(lines: Iterable[bytes], *, records: bool = True) -> Iterator[Scanned]:
     """Stream ``lines`` (each ending in ``\\n`` except perhaps the last) into :class:`Scanned`.
 
     A final line without ``\\n`` is torn (a writer died mid-append): ``ledger-malformed``.
+    Without ``records`` the caller needs only the verdicts: a line longer than
+    :data:`LARGE_LINE` is then judged without being parsed whole (its ``record`` is None).
     """
     for line_no, raw in enumerate(lines, 1):
-        if raw.endswith(b"\n"):
+        if not records and len(raw) > LARGE_LINE and raw.endswith(b"\n"):
+            yield _scan_large(line_no, raw)
+        elif raw.endswith(b"\n"):
             yield _scan_one(line_no, raw)
         else:
             yield _torn(line_no, raw)
@@ -255,10 +392,13 @@ def _renumber(items: Iterable[Scanned], first_line: int) -> Iterator[Scanned]:
         yield item._replace(line=item.line + first_line - 1)
 
 
-def scan_bytes(data: bytes, *, start: int = 0, first_line: int = 1) -> Iterator[Scanned]:
+def scan_bytes(
+    data: bytes, *, start: int = 0, first_line: int = 1, records: bool = True
+) -> Iterator[Scanned]:
     """:func:`scan_lines` over an in-memory ledger (a blob read from git), from byte
     ``start`` (a line start) numbering from ``first_line``."""
-    return _renumber(scan_lines(io.BytesIO(data[start:] if start else data)), first_line)
+    lines = io.BytesIO(data[start:] if start else data)
+    return _renumber(scan_lines(lines, records=records), first_line)
 
 
 def _lines_between(handle: Any, start: int, end: int) -> Iterator[bytes]:
@@ -282,17 +422,13 @@ def _scan_part(path: str, start: int, end: int) -> list[str | Scanned]:
     """Scan bytes [start, end) of ``path`` (whole lines), for another process: a clean
     record travels as its id alone, anything else as its :class:`Scanned` without the
     record; lines are numbered from 1 within the part."""
-    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
-    try:
-        data = os.pread(fd, end - start, start)
-    finally:
-        os.close(fd)
     out: list[str | Scanned] = []
-    for item in scan_lines(io.BytesIO(data)):
-        if item.error is None and item.id is not None:
-            out.append(item.id)
-        else:
-            out.append(item._replace(record=None))
+    with open(path, "rb") as handle:
+        for item in scan_lines(_lines_between(handle, start, end), records=False):
+            if item.error is None and item.id is not None:
+                out.append(item.id)
+            else:
+                out.append(item._replace(record=None))
     return out
 
 
@@ -322,6 +458,7 @@ def scan_file(
     end: int | None = None,
     first_line: int = 1,
     jobs: int | None = None,
+    records: bool = True,
 ) -> Iterator[Scanned]:
     """:func:`scan_lines` over bytes [start, end) of a ledger file (``start`` at a line
     start), numbering from ``first_line``; streamed. A large range is scanned by one process
@@ -339,7 +476,8 @@ def scan_file(
             os.close(fd)
     if len(parts) < 2:
         with open(path, "rb") as handle:
-            yield from _renumber(scan_lines(_lines_between(handle, start, end)), first_line)
+            lines = _lines_between(handle, start, end)
+            yield from _renumber(scan_lines(lines, records=records), first_line)
         return
     import multiprocessing as mp  # only a large ledger pays for these imports
     from concurrent.futures import ProcessPoolExecutor
