@@ -3,10 +3,12 @@ through the gates' readers (tools.markdown) and through the real CLI."""
 
 from __future__ import annotations
 
+import pytest
 import yaml
 
 from tests.conftest import Repo
 from tools import index_table, markdown
+from tools.errors import UsageError
 from tools.gates import docs as docs_gate
 from tools.gates import now
 from tools.ratchets import markdown as ratchet_md
@@ -184,6 +186,45 @@ def test_spec_now_rows_need_no_trailing_pipe() -> None:
     text = "| key | state\n|---|---\n| r1 | `done`\n"
     rows = docs_gate.matrix_rows(text, frozenset(["done"]))
     assert [(r.line, r.key, r.states) for r in rows] == [(1, "key", ()), (3, "r1", ("done",))]
+
+
+def test_a_table_reads_what_its_cells_hold() -> None:
+    # Inside a list item and a block quote, with code, links, images, inline HTML and text
+    # that is not ASCII: every reader sees the same rows, lines, cells and anchors.
+    text = (
+        'Intro\n\n- item\n\n  | h `c` | <a id="t">é</a> |\n  |---|---|\n'
+        "  | [x](a.md#b) ![alt *e*](i.png) | `k` and `l` |\n  | ü\\|v | <!-- c --> |\n\n"
+        "> | q | r |\n> |-|-|\n> | **s** | [t][] |\n\n[t]: t.md\n"
+    )
+    doc = markdown.parse(text)
+    rows = [(r.line, r.header, r.cells, r.plain, r.codes) for t in doc.tables for r in t.rows]
+    assert rows == [
+        (5, True, ["h `c`", '<a id="t">é</a>'], ["h c", "é"], ["c"]),
+        (7, False, ["[x](a.md#b) ![alt *e*](i.png)", "`k` and `l`"], ["x", "k and l"], ["k", "l"]),
+        (8, False, ["ü\\|v", "<!-- c -->"], ["ü|v", ""], []),
+        (10, True, ["q", "r"], ["q", "r"], []),
+        (12, False, ["**s**", "[t][]"], ["s", "t"], []),
+    ]
+    assert [t.line for t in doc.tables] == [5, 10]
+    assert [(link.line, link.target, link.kind) for link in doc.links] == [
+        (7, "a.md#b", "link"),
+        (7, "i.png", "image"),
+        (14, "t.md", "definition"),
+    ]
+    assert [(a.line, a.name) for a in doc.html_anchors] == [(5, "t")]
+    assert doc.html == [(8, "<!-- c -->")]
+    prose = doc.prose()
+    assert "`" not in prose[4] and "<a" not in prose[4] and "<!--" not in prose[7]
+    assert [i.line for i in doc.items] == [3]
+
+
+def test_nesting_inside_a_table_cell_is_refused() -> None:
+    cell = "*a " * 300 + "b" + " a*" * 300  # 300 levels of emphasis in a header cell
+    with pytest.raises(UsageError, match="nested deeper than 256"):
+        markdown.parse("| " + cell + " | b |\n|-|-|\n")
+    shallow = "*a " * 200 + "b" + " a*" * 200
+    doc = markdown.parse("| " + shallow + " | b |\n|-|-|\n")
+    assert doc.tables[0].rows[0].plain[0].startswith("a a")
 
 
 # -- NOW ---------------------------------------------------------------------------------------

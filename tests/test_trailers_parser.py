@@ -134,6 +134,13 @@ messages = st.one_of(soup, shaped)
 @example("\nKey: v\n")
 @example("Key: v\n")
 @example("Subject\n\nKey: v\nConflicts:\n\tfile\n")
+# Continuations under a comment, under a line that is no trailer, led by a CR; blank-looking
+# and comment lines below the paragraph (the block finder counts these in bulk).
+@example("Subject\n\nSigned-off-by: a\n# c\n  x\n y\nK: v\n")
+@example("Subject\n\nSigned-off-by: a\nnot one\n x\n y\n z\n")
+@example("Subject\n\nK: v\n\rcr\nL: w\n \n#\n \t\n")
+@example("Subject\n\n x\nK: v\n\n#\n")
+@example("Subject\n\nK: v\n\n  \n\n")
 def test_agrees_with_git_interpret_trailers(message: str) -> None:
     assume(not git_hangs(message))
     assert encode(git_parse_output(message)) == git_parse(message)

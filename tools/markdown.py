@@ -21,7 +21,9 @@ import html
 import itertools
 import re
 import unicodedata
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import pyromark
 
@@ -234,16 +236,13 @@ class _Walk:
     def run(self) -> Document:
         doc = self.doc
         line_of = self.line
-        data = self.data
         blank = doc._blank.append
         blocks: list[str] = []  # the open block tags
         in_item = False  # the innermost open block is a list item (a tight item's text)
         depth = 0  # every open tag, inline ones included
         image = 0  # open images: their alt text is no rendered text of a heading or cell
-        collect: list[str] | None = None  # rendered text of the open heading or cell
+        collect: list[str] | None = None  # rendered text of the open heading
         heading: list[int] | None = None  # [line, level, first, last offset of its text]
-        cell_at = 0
-        row: Row | None = None
         para_at = -1  # offset of the open paragraph (explicit, or a tight item's text), or -1
         para_end = 0
         para_quote = 0
@@ -259,18 +258,19 @@ class _Walk:
                 items[-1][1] = line_of(max(para_end - 1, para_at))
             para_at, implicit = -1, False
 
-        events = pyromark.events_with_range(self.clean, options=OPTIONS, merge_text=True)
+        events = iter(pyromark.events_with_range(self.clean, options=OPTIONS, merge_text=True))
         for event, span in events:
-            # Each event and range is a fresh dict of ours: popitem / values are single C calls.
+            # Each event and range is a fresh dict of ours: popitem is a single C call, and a
+            # range is read only where it is needed.
             if event.__class__ is dict:
                 kind, value = event.popitem()
+                if kind == "Text" and not in_item and heading is None:  # the common case, fast
+                    if collect is not None and not image:
+                        collect.append(value)
+                    continue
             else:
                 kind, value = event, None
-            start, end = span.values()
-            if kind == "Text" and not in_item and heading is None:  # the common case, fast
-                if collect is not None and not image:
-                    collect.append(value)
-                continue
+            start, end = span["start"], span["end"]
             if kind == "Start":
                 if value.__class__ is str:
                     name, payload = value, None
@@ -278,10 +278,7 @@ class _Walk:
                     name, payload = value.popitem()
                 depth += 1
                 if depth > MAX_DEPTH:
-                    raise UsageError(
-                        f"markdown nested deeper than {MAX_DEPTH} levels: not judged",
-                        where=self.where,
-                    )
+                    self._too_deep()
                 if name in _INLINE_TAGS:
                     if in_item:
                         if para_at < 0:
@@ -299,13 +296,16 @@ class _Walk:
                     close_para()
                 if in_item and items[-1][1] == 0 and name != "Paragraph":
                     items[-1][1] = items[-1][0]  # its first block is no text of its own
+                if name == "Table":
+                    # A table's events, to its end, in a loop of their own: a long table is
+                    # most of the events of its document, and its cells need little state.
+                    self._table(events, start, depth)
+                    depth -= 1
+                    in_item = bool(blocks) and blocks[-1] == "Item"
+                    continue
                 blocks.append(name)
                 in_item = name == "Item"
-                if name == "TableCell":
-                    cell_at, collect = start, []
-                elif name == "TableRow" or name == "TableHead":
-                    row = Row(line_of(start), name == "TableHead")
-                elif name == "Paragraph":
+                if name == "Paragraph":
                     para_at, para_end, para_quote = start, end, quotes
                 elif name == "Item":
                     items.append([line_of(start), 0])
@@ -320,8 +320,6 @@ class _Walk:
                 elif name == "HtmlBlock":
                     html_pieces = []
                     blank((start, end))
-                elif name == "Table":
-                    doc.tables.append(Table(line_of(start)))
                 continue
             if kind == "End":
                 name = value if value.__class__ is str else value.popitem()[0]
@@ -334,16 +332,7 @@ class _Walk:
                     close_para()
                 blocks.pop()
                 in_item = bool(blocks) and blocks[-1] == "Item"
-                if name == "TableCell":
-                    if row is not None:
-                        row.cells.append(data[cell_at:end].decode("utf-8").strip(_BLANKS))
-                        row.plain.append("".join(collect or ()).strip(_BLANKS))
-                    collect = None
-                elif name == "TableRow" or name == "TableHead":
-                    if row is not None:
-                        doc.tables[-1].rows.append(row)
-                    row = None
-                elif name == "Paragraph":
+                if name == "Paragraph":
                     para_end = end
                     close_para()
                 elif name == "Item":
@@ -373,8 +362,6 @@ class _Walk:
                 blank((start, end))
                 if collect is not None and not image:
                     collect.append(value)
-                if row is not None:
-                    row.codes.append(value)
             elif kind == "SoftBreak" or kind == "HardBreak":
                 if collect is not None and not image:
                     collect.append("\n")
@@ -382,14 +369,105 @@ class _Walk:
                 html_pieces.append((start, value))
                 doc.html.append((line_of(start), value))
             elif kind == "InlineHtml":
-                blank((start, end))
-                if value.startswith("<!--"):
-                    doc.html.append((line_of(start), value))
-                elif "=" in value:  # one whole tag: only one with attributes names an anchor
-                    _tag_anchors(value, line_of(start), doc)
+                self._inline_html(value, start, end)
         self._definitions()
         doc.links.sort(key=lambda link: link.line)
         return doc
+
+    def _too_deep(self) -> None:
+        raise UsageError(
+            f"markdown nested deeper than {MAX_DEPTH} levels: not judged", where=self.where
+        )
+
+    def _inline_html(self, value: str, start: int, end: int) -> None:
+        doc = self.doc
+        doc._blank.append((start, end))
+        if value.startswith("<!--"):
+            doc.html.append((self.line(start), value))
+        elif "=" in value:  # one whole tag: only one with attributes names an anchor
+            _tag_anchors(value, self.line(start), doc)
+
+    def _table(self, events: Iterator[tuple[Any, Any]], at: int, depth: int) -> None:
+        """Read a table's events, from the one after its start to its end. Inside a table
+        only rows, cells and inline events come, and a cell's text is its own (no paragraph,
+        heading or list item around it). A long table is most of its document's events, so
+        each event does as little as it can: a range is read only at a cell's or a row's end
+        (an end has its start's range), a row's line is counted on from the previous row's,
+        and a cell of one piece of text is rendered as that piece, without a list."""
+        if depth + 2 > MAX_DEPTH:  # its rows, then their cells
+            self._too_deep()
+        data = self.data
+        clean = self.clean
+        ascii_only = len(clean) == len(data)  # then byte offsets are character offsets
+        count = data.count
+        line = self.line(at)
+        seen = at  # the offset up to which newlines are counted in ``line``
+        table = Table(line)
+        self.doc.tables.append(table)
+        rows = table.rows
+        cells: list[str] = []
+        plain: list[str] = []
+        codes: list[str] = []
+        text: str | None = None  # the rendered text of the open cell: its first piece,
+        more: list[str] | None = None  # and all of its pieces once there are several
+        inline = 0  # open inline tags in the open cell
+        image = 0  # open images: their alt text is no rendered text of a cell
+        for event, span in events:
+            if event.__class__ is not dict:  # a break (a rule cannot be in a table)
+                if event == "SoftBreak" or event == "HardBreak":
+                    kind, value = "Text", "\n"
+                else:
+                    continue
+            else:
+                kind, value = event.popitem()
+            if kind == "Text" or kind == "Code":
+                if kind == "Code":
+                    self.doc._blank.append((span["start"], span["end"]))
+                    codes.append(value)
+                if image:
+                    continue
+                if text is None:
+                    text = value
+                elif more is None:
+                    more = [text, value]
+                else:
+                    more.append(value)
+            elif value == "TableCell":
+                if kind == "End":
+                    start, end = span["start"], span["end"]
+                    written = clean[start:end] if ascii_only else data[start:end].decode("utf-8")
+                    cells.append(written.strip(_BLANKS))
+                    if more is not None:
+                        plain.append("".join(more).strip(_BLANKS))
+                    else:
+                        plain.append("" if text is None else text.strip(_BLANKS))
+                    text = more = None
+            elif value == "TableRow" or value == "TableHead":
+                if kind == "End":
+                    start = span["start"]
+                    line += count(b"\n", seen, start)
+                    seen = start
+                    rows.append(Row(line, value == "TableHead", cells, plain, codes))
+                    cells, plain, codes = [], [], []
+            elif kind == "Start":
+                name, payload = (value, None) if value.__class__ is str else value.popitem()
+                inline += 1
+                if depth + 2 + inline > MAX_DEPTH:
+                    self._too_deep()
+                if name == "Image":
+                    image += 1
+                if (name == "Link" or name == "Image") and payload["link_type"] == "Inline":
+                    where = self.line(span["end"] - 1)
+                    link = Link(where, payload["dest_url"], "image" if name == "Image" else "link")
+                    self.doc.links.append(link)
+            elif kind == "End":
+                if value == "Table":
+                    return
+                inline -= 1
+                if value == "Image":
+                    image -= 1
+            elif kind == "InlineHtml":
+                self._inline_html(value, span["start"], span["end"])
 
     def _mark_code(self, start: int, end: int) -> None:
         mask = self.doc.code_mask
