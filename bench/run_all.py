@@ -117,6 +117,13 @@ BENCHES: list[tuple[str, list[str], str]] = [
         "one 100 MB record (clean; tampered).",
     ),
     (
+        "Adoption",
+        ["bench_adopt.py", "--runs", "3", "--preflight-runs", "7"],
+        "`tools init --adopt` on 1,200 commits of agent history (tests/adoption_history.py); "
+        "what matching a 400-entry findings baseline adds to `tools preflight --staged` on "
+        "the 20,000-file repository (the same tree with the baseline staged, and without it).",
+    ),
+    (
         "Merges gate",
         ["bench_merges.py", "--runs", "7"],
         "`tools merges check` over a 1,000-commit range with 47 merges of the base (content "
