@@ -11,8 +11,10 @@ C-level passes (a regex, ``bytes.translate``, ``itertools.accumulate``), never b
 
 from __future__ import annotations
 
+import json
 import re
 from array import array
+from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import accumulate
 from typing import Any
@@ -138,3 +140,28 @@ def check_json(text: str | bytes, where: str) -> None:
             where=where,
             expected=f"a JSON document nested at most {MAX_DEPTH} deep",
         )
+
+
+def json_object(
+    raw: bytes,
+    where: str,
+    keys: frozenset[str],
+    bad: Callable[..., UsageError],
+    *,
+    pairs_hook: Callable[[list[tuple[str, Any]]], Any] | None = None,
+) -> dict[str, Any]:
+    """``raw`` read as one bounded JSON object with no key but ``keys``; every refusal is
+    ``bad(message[, key])`` (a file's own reader names its format)."""
+    check_json(raw, where)
+    try:
+        data = json.loads(raw.decode("utf-8"), object_pairs_hook=pairs_hook)
+    except UnicodeDecodeError as exc:
+        raise bad(f"not UTF-8 (byte {exc.start})") from None
+    except json.JSONDecodeError as exc:
+        raise bad(f"not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    if not isinstance(data, dict):
+        raise bad(f"wrong type ({type(data).__name__})", "(top level)")
+    extra = sorted(set(data) - keys)
+    if extra:
+        raise bad("unknown key", extra[0])
+    return data

@@ -19,7 +19,7 @@ import json
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from tools.bounded import check_json
+from tools.bounded import json_object
 from tools.errors import UsageError
 from tools.report import Finding
 
@@ -108,18 +108,7 @@ def parse(raw: bytes, where: str) -> list[Entry]:
             message, where=f"{where}: {key}" if key else where, expected=f"the format {FORMAT}"
         )
 
-    check_json(raw, where)
-    try:
-        data = json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError as exc:
-        raise bad(f"not UTF-8 (byte {exc.start})") from None
-    except json.JSONDecodeError as exc:
-        raise bad(f"not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
-    if not isinstance(data, dict):
-        raise bad(f"wrong type ({type(data).__name__})", "(top level)")
-    extra = sorted(set(data) - {"schema", "findings"})
-    if extra:
-        raise bad("unknown key", extra[0])
+    data = json_object(raw, where, frozenset({"schema", "findings"}), bad)
     if data.get("schema") != SCHEMA_ID:
         raise bad(f"schema {data.get('schema')!r}, expected {SCHEMA_ID!r}", "schema")
     items = data.get("findings")

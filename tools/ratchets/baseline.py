@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tools.bounded import check_json
+from tools.bounded import json_object
 from tools.errors import UsageError
 from tools.fsio import write_atomic
 
@@ -36,18 +36,9 @@ def parse(raw: bytes, path: str, name: str) -> dict[str, int]:
             seen[key] = value
         return seen
 
-    check_json(raw, path)
-    try:
-        data = json.loads(raw.decode("utf-8"), object_pairs_hook=refuse_duplicates)
-    except UnicodeDecodeError as exc:
-        raise bad(f"not UTF-8 (byte {exc.start})") from None
-    except json.JSONDecodeError as exc:
-        raise bad(f"not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
-    if not isinstance(data, dict):
-        raise bad(f"wrong type ({type(data).__name__})", "(top level)")
-    extra = sorted(set(data) - {"ratchet", "buckets"})
-    if extra:
-        raise bad("unknown key", extra[0])
+    data = json_object(
+        raw, path, frozenset({"ratchet", "buckets"}), bad, pairs_hook=refuse_duplicates
+    )
     for key in ("ratchet", "buckets"):
         if key not in data:
             raise bad("missing key", key)
