@@ -172,6 +172,10 @@ def test_write_refuses_a_linked_baseline_and_a_gate_it_does_not_cover(
     run = debt_repo.tools("baseline", "write", "--add")
     assert run.exit_code == 2 and "symbolic link" in run.stderr
     assert outside.read_text().endswith("[]}\n")
+    # Nor is it read through the link: preflight and show name it too.
+    for args in (["preflight"], ["baseline", "show"]):
+        run = debt_repo.tools(*args)
+        assert run.exit_code == 2 and "symbolic link" in run.stderr, args
     os.unlink(debt_repo.path / PATH)
     run = debt_repo.tools("baseline", "write", "--gate", "conflicts")
     assert run.exit_code == 2 and "--gate 'conflicts'" in run.stderr

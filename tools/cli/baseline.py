@@ -9,6 +9,7 @@ import typer
 
 from tools.cli.common import command, emit, new_app
 from tools.errors import UsageError
+from tools.fsio import refuse_links
 from tools.options import Options
 
 if TYPE_CHECKING:
@@ -74,9 +75,8 @@ def write(opts: Options, wanted: list[str] | None, *, add: bool) -> dict[str, An
         )
     names = selected_gates(ctx, wanted)
     path = ctx.git.worktree_path(fb.PATH)
-    raw = path.read_bytes() if path.is_file() and not path.is_symlink() else None
-    if path.is_symlink():
-        raise UsageError("is a symbolic link: tools never writes through one", where=fb.PATH)
+    refuse_links(path, ctx.root)  # neither read nor written through a link
+    raw = path.read_bytes() if path.is_file() else None
     before = fb.parse(raw, fb.PATH) if raw is not None else None
     if before is None and not add:
         return {"path": fb.PATH, "written": False, "exists": False, "entries": [], "removed": []}
@@ -147,10 +147,7 @@ def show(opts: Options) -> None:
 
     git = Git(opts.repo)
     path = git.worktree_path(fb.PATH)
-    if path.is_symlink():
-        raise UsageError(
-            "is a symbolic link: tools never reads a baseline through one", where=fb.PATH
-        )
+    refuse_links(path, git.root)
     entries = fb.parse(path.read_bytes(), fb.PATH) if path.is_file() else None
     if opts.fmt == "json":
         emit(

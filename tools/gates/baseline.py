@@ -19,6 +19,7 @@ from tools import findings_baseline as fb
 from tools.appendonly import read_now
 from tools.context import Context
 from tools.errors import UsageError
+from tools.fsio import refuse_links
 from tools.report import GateResult, Report, Rule, declare
 
 NAME = "baseline"
@@ -50,6 +51,9 @@ def judged_content(ctx: Context, path: str) -> bytes | None:
 def load(ctx: Context) -> tuple[list[fb.Entry] | None, set[tuple[str, str]] | None]:
     """The judged tree's entries (None: no baseline) and, under ``--config-from base``, the
     merge base's entry keys (None: not read from the base)."""
+    if not ctx.opts.staged and not ctx.opts.head:
+        # The working tree's copy: never read through a link (it may leave the repository).
+        refuse_links(ctx.git.worktree_path(fb.PATH), ctx.root)
     raw = read_now(ctx, fb.PATH)
     head = fb.parse(raw, fb.PATH) if raw is not None else None
     base: set[tuple[str, str]] | None = None
