@@ -191,3 +191,29 @@ def test_write_with_gate_keeps_the_other_gates_entries(debt_repo: Repo) -> None:
     assert "3 removed" in run.stdout
     after = {e["rule"] for e in json.loads(debt_repo.read(PATH))["findings"]}
     assert "now-stamp" in after and "link-broken" not in after
+
+
+def test_ratchet_check_reads_the_baseline_of_the_tree_it_counts(repo: Repo) -> None:
+    repo.commit(
+        "Start\n\nBody.\n",
+        {
+            ".agents/protocol.yaml": "base: main\npreflight:\n  gates: [ratchet]\n",
+            "src/a.cc": "auto d = at::kCUDA;  // DSR-ALLOW(#99)\n",
+            # The marker's tag names no issue, so it exempts nothing: the site is counted.
+            ".agents/baselines/device-leakage.json": '{"ratchet": "device-leakage", "buckets": '
+            '{"kcuda": 1, "is_cuda": 0, "cuda_include": 0, "vt_macro": 0}}\n',
+        },
+    )
+    assert repo.tools("ratchet", "check").exit_code == 1  # allow-tag-unknown: no issue #99
+    assert repo.tools("baseline", "write", "--add").exit_code == 0
+    repo.commit("Record the debt\n\nBody.\n")
+    run = repo.tools("ratchet", "check", "--rev", "HEAD", "--format", "json")
+    assert run.exit_code == 0, run.stdout
+    found = next(g for g in run.json()["gates"] if g["gate"] == "ratchet")["findings"]
+    assert [
+        (f["rule"], f["baseline_state"]) for f in found if f["rule"] == "allow-tag-unknown"
+    ] == [("allow-tag-unknown", "unchanged")]
+    # The working tree's copy is gone; the counted commit's tree still holds it.
+    (repo.path / PATH).unlink()
+    assert repo.tools("ratchet", "check", "--rev", "HEAD").exit_code == 0
+    assert repo.tools("ratchet", "check").exit_code == 1

@@ -51,10 +51,15 @@ def judged_content(ctx: Context, path: str) -> bytes | None:
 def load(ctx: Context) -> tuple[list[fb.Entry] | None, set[tuple[str, str]] | None]:
     """The judged tree's entries (None: no baseline) and, under ``--config-from base``, the
     merge base's entry keys (None: not read from the base)."""
-    if not ctx.opts.staged and not ctx.opts.head:
-        # The working tree's copy: never read through a link (it may leave the repository).
-        refuse_links(ctx.git.worktree_path(fb.PATH), ctx.root)
-    raw = read_now(ctx, fb.PATH)
+    rev = (ctx.opts.extra.get("ratchet") or {}).get("rev")
+    if rev:  # `ratchet check --rev`: the baseline of the tree it counts
+        sha = ctx.git.resolve(rev)
+        raw = ctx.git.blob(sha, fb.PATH) if sha else None
+    else:
+        if not ctx.opts.staged and not ctx.opts.head:
+            # The working tree's copy: never read through a link (it may leave the repository).
+            refuse_links(ctx.git.worktree_path(fb.PATH), ctx.root)
+        raw = read_now(ctx, fb.PATH)
     head = fb.parse(raw, fb.PATH) if raw is not None else None
     base: set[tuple[str, str]] | None = None
     if ctx.config_rev is not None:
@@ -67,6 +72,8 @@ def load(ctx: Context) -> tuple[list[fb.Entry] | None, set[tuple[str, str]] | No
 def apply(report: Report, ctx: Context) -> None:
     """Mark debt and new findings on ``report`` and append the pseudo-gate's result (only when
     a baseline exists)."""
+    if not any(g.gate in fb.GATES for g in report.gates):
+        return  # no gate the baseline covers ran (the message hooks, a bare repository)
     head, base = load(ctx)
     if head is None and not base:
         return
