@@ -317,18 +317,35 @@ def _locked(folder: Path) -> Any:
         os.close(fd)
 
 
+@contextlib.contextmanager
+def _pending_record(tools_dir: Path, result: Recovery) -> Any:
+    """The folder of a pending record, held under its lock; None when there is none, or
+    while a live run holds it (then ``result.busy``)."""
+    folder = _dir(tools_dir)
+    if not (folder / "record.json").exists():
+        yield None
+        return
+    with _locked(folder) as fd:
+        if fd is None:
+            result.busy = True
+            yield None
+            return
+        yield folder
+
+
+def _drop_record(folder: Path) -> None:
+    os.unlink(folder / "record.json")
+    shutil.rmtree(folder / "blobs", ignore_errors=True)
+
+
 def recover(root: Path, tools_dir: Path) -> Recovery:
     """Complete a pending restore left by an ``--in-place`` run that died: every file still
     holding a mutant tools wrote is restored and verified; a file changed since is left as
     it is, as a conflict (the record then stays). A run still alive holds the lock: its
     files are left alone (``busy``)."""
-    folder = _dir(tools_dir)
     result = Recovery()
-    if not (folder / "record.json").exists():
-        return result
-    with _locked(folder) as fd:
-        if fd is None:
-            result.busy = True
+    with _pending_record(tools_dir, result) as folder:
+        if folder is None:
             return result
         where = str(folder / "record.json")
         try:
@@ -386,21 +403,16 @@ def recover(root: Path, tools_dir: Path) -> Recovery:
                 f"dropped the in-place recovery record of plan {plan} (process {pid}): "
                 "no file held a mutant any more"
             )
-        os.unlink(folder / "record.json")
-        shutil.rmtree(folder / "blobs", ignore_errors=True)
+        _drop_record(folder)
         return result
 
 
 def discard(root: Path, tools_dir: Path) -> Recovery:
     """Drop the recovery record without touching the working tree (the user has decided).
     The original of every file that differs from it is kept under ``saved/`` first."""
-    folder = _dir(tools_dir)
     result = Recovery()
-    if not (folder / "record.json").exists():
-        return result
-    with _locked(folder) as fd:
-        if fd is None:
-            result.busy = True
+    with _pending_record(tools_dir, result) as folder:
+        if folder is None:
             return result
         where = str(folder / "record.json")
         kept: list[str] = []
@@ -419,8 +431,7 @@ def discard(root: Path, tools_dir: Path) -> Recovery:
             raise UsageError(
                 f"cannot read the in-place recovery record: {exc}", where=where
             ) from None
-        os.unlink(folder / "record.json")
-        shutil.rmtree(folder / "blobs", ignore_errors=True)
+        _drop_record(folder)
         said = f"; kept as they are: {', '.join(kept)}" if kept else ""
         result.notices.append(
             f"discarded the in-place recovery record of plan {record.get('plan')} "
