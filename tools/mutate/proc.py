@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tools.git import clean_env
+from tools.mutate.runlocks import of_dead_runs
 
 TAIL_BYTES = 4096
 # After SIGTERM, how long a timed-out group gets to exit before SIGKILL.
@@ -197,35 +198,23 @@ def sweep_groups(tools_dir: Path) -> list[str]:
         entries = sorted(folder.iterdir())
     except OSError:
         return notices
-    for entry in entries:
-        if not (entry.name.endswith(".jsonl") or entry.name.endswith(".tmp")):
-            continue
-        try:
-            fd = os.open(entry, os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW)
-        except OSError:
-            continue
-        try:
+    journals = [e for e in entries if e.name.endswith((".jsonl", ".tmp"))]
+    for entry, fd in of_dead_runs(journals, os.O_RDONLY | os.O_NOFOLLOW):
+        raw = os.pread(fd, 1 << 20, 0)
+        for line in raw.splitlines():
             try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                continue  # its run is alive
-            raw = os.pread(fd, 1 << 20, 0)
-            for line in raw.splitlines():
-                try:
-                    item = json.loads(line)
-                    pgid, start = int(item["pgid"]), item["start"]
-                except (ValueError, KeyError, TypeError):
-                    continue  # a line torn by the kill
-                n = end_group(pgid, None if start is None else int(start))
-                if n:
-                    notices.append(
-                        f"ended process group {pgid} ({n} process(es)) left running by an "
-                        "earlier run that was killed"
-                    )
-            with contextlib.suppress(OSError):
-                os.unlink(entry)
-        finally:
-            os.close(fd)
+                item = json.loads(line)
+                pgid, start = int(item["pgid"]), item["start"]
+            except (ValueError, KeyError, TypeError):
+                continue  # a line torn by the kill
+            n = end_group(pgid, None if start is None else int(start))
+            if n:
+                notices.append(
+                    f"ended process group {pgid} ({n} process(es)) left running by an "
+                    "earlier run that was killed"
+                )
+        with contextlib.suppress(OSError):
+            os.unlink(entry)
     return notices
 
 

@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from tools.git import GitError, run_git
+from tools.mutate.runlocks import of_dead_runs
 
 _SAFE = re.compile(r"[^A-Za-z0-9_.-]")
 
@@ -171,37 +172,26 @@ def sweep(repo_root: Path, tools_dir: Path, *, min_age_s: float = 60.0) -> list[
         entries = sorted(reg.glob("*.json"))
     except OSError:
         return notices
-    for entry in entries:
+    for entry, fd in of_dead_runs(entries, os.O_RDWR):
+        raw = os.pread(fd, 1 << 16, 0)
         try:
-            fd = os.open(entry, os.O_RDWR | os.O_CLOEXEC)
-        except OSError:
+            tmp = Path(json.loads(raw)["tmp"])
+        except (ValueError, KeyError, TypeError):
+            # Written by a run killed between creating and filling its entry.
+            if time.time() - os.fstat(fd).st_mtime > min_age_s:
+                os.unlink(entry)
             continue
-        try:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                continue  # its run is alive
-            raw = os.pread(fd, 1 << 16, 0)
-            try:
-                tmp = Path(json.loads(raw)["tmp"])
-            except (ValueError, KeyError, TypeError):
-                # Written by a run killed between creating and filling its entry.
-                if time.time() - os.fstat(fd).st_mtime > min_age_s:
-                    os.unlink(entry)
-                continue
-            gone = 0
-            # Only ever a directory this module made.
-            if tmp.name.startswith("tools-mutate-") and tmp.is_dir():
-                for path in sorted(tmp.iterdir()):
-                    shutil.rmtree(path, ignore_errors=True)
-                    gone += 1
-                shutil.rmtree(tmp, ignore_errors=True)
-            with contextlib.suppress(GitError, OSError), _registration(reg):
-                run_git(repo_root, "worktree", "prune")
-            os.unlink(entry)
-            notices.append(
-                f"removed {gone} worktree(s) left under {tmp} by an earlier run that was killed"
-            )
-        finally:
-            os.close(fd)
+        gone = 0
+        # Only ever a directory this module made.
+        if tmp.name.startswith("tools-mutate-") and tmp.is_dir():
+            for path in sorted(tmp.iterdir()):
+                shutil.rmtree(path, ignore_errors=True)
+                gone += 1
+            shutil.rmtree(tmp, ignore_errors=True)
+        with contextlib.suppress(GitError, OSError), _registration(reg):
+            run_git(repo_root, "worktree", "prune")
+        os.unlink(entry)
+        notices.append(
+            f"removed {gone} worktree(s) left under {tmp} by an earlier run that was killed"
+        )
     return notices
