@@ -267,3 +267,27 @@ def test_a_green_hook_counts_the_debt_on_its_one_line(adopted: Repo) -> None:
     shown = (proc.stdout + proc.stderr).decode()
     assert "8 findings of recorded debt (tools baseline show)" in shown
     assert "debt: '#installing'" not in shown
+
+
+def test_pushes_to_a_bare_remote_pass_and_refuse_a_new_ratchet_site(
+    adopted: Repo, tmp_path: Path
+) -> None:
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+    adopted.git("remote", "add", "origin", str(remote))
+    pushed = subprocess.run(
+        ["git", "push", "-q", "origin", "main"], cwd=adopted.path, capture_output=True
+    )
+    assert pushed.returncode == 0, pushed.stderr
+    # pre-push judges the pushed commits' trees with the range gates (links are pre-commit's
+    # and CI's, docs/hooks.md): a new ratchet site, committed past the hooks, is refused.
+    adopted.branch("agent/gpu")
+    engine = adopted.read("src/core/engine_2.cc").decode()
+    site = "bool gpu(const Tensor& t) { return t.is_cuda(); }\n"
+    adopted.commit(_message("Check the device"), {"src/core/engine_2.cc": engine + site})
+    refused = subprocess.run(
+        ["git", "push", "-q", "origin", "agent/gpu"], cwd=adopted.path, capture_output=True
+    )
+    assert refused.returncode != 0
+    shown = (refused.stdout + refused.stderr).decode()
+    assert "error[ratchet-regression]" in shown and "src/core/engine_2.cc" in shown
