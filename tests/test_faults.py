@@ -100,6 +100,21 @@ _STARTED = (
 )
 
 
+def test_an_interrupt_inside_a_destructor_is_exit_130_and_one_line() -> None:
+    """Where SIGINT lands in a destructor (gitpython's, at any collection), Python would print
+    "Exception ignored" with a traceback and carry on; the CLI ends as for any interrupt."""
+    child = (
+        "import tools.cli\n"
+        "class Finalised:\n"
+        "    def __del__(self):\n"
+        "        raise KeyboardInterrupt\n"
+        "Finalised()\n"
+        "print('went on')\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (130, "", "error: interrupted\n")
+
+
 @pytest.mark.parametrize("delay", [0.0, 0.005, 0.01, 0.02, 0.04, 0.07, 0.1, 0.15, 0.2, 0.3])
 def test_sigint_at_any_moment_is_exit_130_and_one_line(repo: Repo, delay: float) -> None:
     repo.commit("Start\n\nBody.\n", {IDX: HEADER})

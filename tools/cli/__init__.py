@@ -5,13 +5,20 @@ raised inside an import would print a traceback: until :func:`end_early_interrup
 once ``tools.cli.main`` is imported) it ends the process with the contract's one line and
 exit 130. Installed only over Python's own handler in the main thread, so an embedding
 program's handler is left alone.
+
+Afterwards SIGINT is a KeyboardInterrupt that ``main()`` ends, except where Python cannot
+raise it: inside a destructor (gitpython's objects finalise at any collection) it would print
+"Exception ignored" with a traceback and go on. ``sys.unraisablehook`` ends those the same
+way, with one line and exit 130; every other unraisable error keeps Python's own report.
 """
 
 from __future__ import annotations
 
 import os
 import signal
+import sys
 import threading
+from typing import Any
 
 
 def _interrupted_early(signum: int, frame: object) -> None:
@@ -25,6 +32,22 @@ _EARLY = (
 )
 if _EARLY:
     signal.signal(signal.SIGINT, _interrupted_early)
+
+
+def _unraisable(unraisable: Any) -> None:
+    if unraisable.exc_type is not None and issubclass(unraisable.exc_type, KeyboardInterrupt):
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        os.write(2, b"error: interrupted\n")
+        os._exit(130)
+    sys.__unraisablehook__(unraisable)
+
+
+if _EARLY and sys.unraisablehook is sys.__unraisablehook__:
+    sys.unraisablehook = _unraisable
 
 
 def end_early_interrupts() -> None:
