@@ -2,7 +2,7 @@
 
 SIGINT while the CLI is still importing has nothing to clean up, and a KeyboardInterrupt
 raised inside an import would print a traceback: until :func:`end_early_interrupts` (called
-once ``tools.cli.main`` is imported) it ends the process with the contract's one line and
+first thing in ``tools.cli.main.main``) it ends the process with the contract's one line and
 exit 130. Installed only over Python's own handler in the main thread, so an embedding
 program's handler is left alone.
 
@@ -21,6 +21,20 @@ import threading
 from typing import Any
 
 
+def say_interrupted() -> None:
+    """The one line of an interrupt, written to fd 2 itself after what is buffered, so that
+    no stream wrapper's state (an interrupted write, a wrapper of its own) can lose it."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError, RuntimeError):
+            pass
+    try:
+        os.write(2, b"error: interrupted\n")
+    except OSError:
+        pass
+
+
 def _interrupted_early(signum: int, frame: object) -> None:
     os.write(2, b"error: interrupted\n")
     os._exit(130)
@@ -36,12 +50,7 @@ if _EARLY:
 
 def _unraisable(unraisable: Any) -> None:
     if unraisable.exc_type is not None and issubclass(unraisable.exc_type, KeyboardInterrupt):
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                stream.flush()
-            except (OSError, ValueError):
-                pass
-        os.write(2, b"error: interrupted\n")
+        say_interrupted()
         os._exit(130)
     sys.__unraisablehook__(unraisable)
 

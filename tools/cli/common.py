@@ -17,6 +17,7 @@ from typing import Annotated, Any, TypeVar
 import typer
 from typer.core import TyperGroup
 
+from tools.cli import say_interrupted
 from tools.errors import UsageError
 from tools.options import Options
 from tools.report import FORMATS, Report, TextOptions, render
@@ -110,7 +111,7 @@ class ToolsGroup(TyperGroup):
             emit("error: aborted\n", err=True)
             sys.exit(130)
         except (_Interrupted, KeyboardInterrupt):
-            emit("error: interrupted\n", err=True)
+            say_interrupted()
             sys.exit(130)
         except UsageError as exc:
             emit(f"error: {exc.render()}\n", err=True)

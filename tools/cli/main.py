@@ -28,6 +28,7 @@ from tools.cli import (  # noqa: E402
     numerics,
     preflight,
     ratchet,
+    say_interrupted,
     spec,
 )
 from tools.cli.common import (  # noqa: E402
@@ -92,10 +93,14 @@ def main() -> None:
     invocation, which a pre-commit hook pays on every commit. The process ends directly
     instead, after flushing stdout and stderr, with the same exit code."""
     try:
+        # From here on SIGINT is a KeyboardInterrupt, which this function ends. Not at the end
+        # of this module's import: the import machinery's own cleanup after it would be
+        # interrupted outside any handler (a traceback, exit -2).
+        end_early_interrupts()
         app(prog_name="tools")
         code = 0
     except KeyboardInterrupt:  # SIGINT at any moment: one line, exit 130, never a traceback
-        emit("error: interrupted\n", err=True)
+        say_interrupted()
         code = 130
     except SystemExit as exc:
         if exc.code is None or isinstance(exc.code, int):
@@ -109,10 +114,6 @@ def main() -> None:
         except (OSError, ValueError):
             code = code or 1  # the output could not be written (a closed pipe): not a pass
     os._exit(code)
-
-
-# The imports are done: from here on SIGINT is a KeyboardInterrupt, which main() ends.
-end_early_interrupts()
 
 
 if __name__ == "__main__":
