@@ -193,7 +193,7 @@ def main() -> None:
             f"| `tools --version` (start-up alone, for scale) | — | {med:.3f} s | "
             f"{' '.join(f'{w:.2f}' for w in walls)} | {rss / 1024:.0f} MiB | {code} |"
         )
-        print(out[-1], flush=True)
+        print(out[-1], file=sys.stderr, flush=True)
         tiny = build_ledger_repo(Path(tmp) / "tiny", records=1, appended=0)
         med, walls, rss, code = measure(
             [*tools, "ledger", "verify", "--base", "main"], tiny["repo"], args.runs
@@ -203,7 +203,7 @@ def main() -> None:
             f"command) | 1 record | {med:.3f} s | {' '.join(f'{w:.2f}' for w in walls)} | "
             f"{rss / 1024:.0f} MiB | {code} |"
         )
-        print(out[-1], flush=True)
+        print(out[-1], file=sys.stderr, flush=True)
         if args.only in (None, "index"):
             for label, every in (
                 ("typical: 1 commit in 10 appends", 10),
@@ -226,7 +226,7 @@ def main() -> None:
                     f"{med:.3f} s | {' '.join(f'{w:.2f}' for w in walls)} | "
                     f"{rss / 1024:.0f} MiB | {code} |"
                 )
-                print(out[-1], flush=True)
+                print(out[-1], file=sys.stderr, flush=True)
         if args.only in (None, "ledger"):
             info = build_ledger_repo(Path(tmp) / "ledger", records=100_000, appended=1_000)
             repo = info["repo"]
@@ -243,7 +243,7 @@ def main() -> None:
                     f"records, {info['bytes'] / 2**20:.0f} MiB | {med:.3f} s | "
                     f"{' '.join(f'{w:.2f}' for w in walls)} | {rss / 1024:.0f} MiB | {code} |"
                 )
-                print(out[-1], flush=True)
+                print(out[-1], file=sys.stderr, flush=True)
 
             row_for("cold: nothing verified before", cold)
             # Warm: an earlier run verified the first 99,000 records (the branch's base

@@ -116,7 +116,7 @@ def main() -> None:
             f"{' '.join(f'{w:.2f}' for w in walls)} | {rss / 1024:.0f} MiB | "
             f"{','.join(map(str, sorted(codes)))} | {load0:.2f} / {load1:.2f} |"
         )
-        print(out[-1], flush=True)
+        print(out[-1], file=sys.stderr, flush=True)
         return med, rss
 
     with tempfile.TemporaryDirectory(prefix="bench-scale-") as tmp:

@@ -132,7 +132,7 @@ def main() -> None:
                 f"| {label} | {data} | {median(walls):.3f} s | "
                 f"{' '.join(f'{w:.2f}' for w in walls)} | {rss / 1024:.0f} MiB | {max(codes)} |"
             )
-            print(out[-1], flush=True)
+            print(out[-1], file=sys.stderr, flush=True)
     when = subprocess.run(["date"], capture_output=True, text=True).stdout.strip()
     git_version = subprocess.run(["git", "--version"], capture_output=True, text=True).stdout
     print()

@@ -287,7 +287,10 @@ def run(name: str, argv: list[str], what: str) -> Result:
     res.seconds = time.perf_counter() - start
     res.load = (before, os.getloadavg()[0])
     res.code = proc.returncode
-    res.output, res.targets = split_targets(proc.stdout + proc.stderr)
+    # The report is stdout; stderr carries progress rows (printed again in the final table),
+    # kept only when the benchmark failed, to say why.
+    shown = proc.stdout if proc.returncode == 0 else proc.stdout + proc.stderr
+    res.output, res.targets = split_targets(shown)
     return res
 
 
