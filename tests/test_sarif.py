@@ -15,7 +15,7 @@ import pytest
 from tests.conftest import SARIF_SCHEMA, Repo, Run, run_cli, validate_sarif
 from tools import gates
 from tools.report import declared
-from tools.sarif import FINGERPRINT_KEY, PATHLESS_ANCHOR, SRCROOT, artifact_uri
+from tools.report.sarif import FINGERPRINT_KEY, PATHLESS_ANCHOR, SRCROOT, artifact_uri
 
 HUNK = "<<<<<<< HEAD\na\n=======\nb\n>>>>>>> x\n"
 GOOD = (
@@ -258,7 +258,7 @@ def test_text_that_is_not_utf8_reaches_the_log_as_valid_unicode() -> None:
     U+FFFD in the log, and a path keeps them exactly, percent-encoded: a SARIF consumer never
     meets a lone surrogate."""
     from tools.report import GateResult, Report
-    from tools.sarif import render_sarif
+    from tools.report.sarif import render_sarif
 
     gate = GateResult("conflicts")
     gate.add("conflict-marker", "marker in \udcff\x1b[2J", path="a\udcff.txt", line=2)
@@ -278,7 +278,7 @@ def test_every_gate_module_renders_valid_rule_descriptors() -> None:
     """Every declared rule of every gate (the summaries of future gates included) makes a
     descriptor the schema accepts."""
     from tools.report import GateResult, Report
-    from tools.sarif import to_sarif
+    from tools.report.sarif import to_sarif
 
     for target in gates.all_modules().values():
         try:

@@ -15,7 +15,9 @@ from typing import Any
 from urllib.parse import quote
 
 from tools import __version__
-from tools.report import Finding, GateResult, Report, Rule, declared
+from tools.report.model import Finding, GateResult, Report
+from tools.report.registry import Rule, declared
+from tools.report.render_options import RenderOptions
 
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA_URI = (
@@ -98,12 +100,16 @@ def _fingerprint(gate: str, f: Finding, seen: dict[str, int]) -> str:
     return f"{digest}:{n}"
 
 
+def _physical(path: str, line: int | None) -> dict[str, Any]:
+    physical: dict[str, Any] = {"artifactLocation": artifact_uri(path)}
+    if line is not None:
+        physical["region"] = {"startLine": line}
+    return {"physicalLocation": physical}
+
+
 def _location(f: Finding) -> dict[str, Any]:
     if f.path:
-        physical: dict[str, Any] = {"artifactLocation": artifact_uri(f.path)}
-        if f.line is not None:
-            physical["region"] = {"startLine": f.line}
-        return {"physicalLocation": physical}
+        return _physical(f.path, f.line)
     location: dict[str, Any] = {
         "physicalLocation": {"artifactLocation": artifact_uri(PATHLESS_ANCHOR)}
     }
@@ -119,13 +125,7 @@ def _locations(f: Finding) -> list[dict[str, Any]]:
     """One location per site of the finding (a ratchet regression's every new site)."""
     if not f.sites:
         return [_location(f)]
-    out = []
-    for site in f.sites:
-        physical: dict[str, Any] = {"artifactLocation": artifact_uri(site.path)}
-        if site.line is not None:
-            physical["region"] = {"startLine": site.line}
-        out.append({"physicalLocation": physical})
-    return out
+    return [_physical(site.path, site.line) for site in f.sites]
 
 
 def _result(gate: GateResult, f: Finding, index: int, seen: dict[str, int]) -> dict[str, Any]:
@@ -219,5 +219,7 @@ def to_sarif(report: Report, *, fail_on_skip: bool = False) -> dict[str, Any]:
     }
 
 
-def render_sarif(report: Report, *, fail_on_skip: bool = False) -> str:
-    return json.dumps(to_sarif(report, fail_on_skip=fail_on_skip), ensure_ascii=False) + "\n"
+def render_sarif(report: Report, options: RenderOptions = RenderOptions()) -> str:
+    """The log of :func:`to_sarif` on one line (``options.fail_on_skip``: its exit code)."""
+    log = to_sarif(report, fail_on_skip=options.fail_on_skip)
+    return json.dumps(log, ensure_ascii=False) + "\n"

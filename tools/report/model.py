@@ -1,0 +1,172 @@
+"""The verdict model: findings, one gate's result, and the report of a run with its verdict.
+
+Every gate returns a :class:`GateResult`; a command gathers them in a :class:`Report`, whose
+status and exit code are the contract's (SPEC §2). The renderers (:mod:`tools.report.formats`)
+write a report in each output format; nothing here knows the formats.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal, NamedTuple
+
+from tools.report.registry import Severity, UndeclaredRule, lookup
+
+Status = Literal["pass", "fail", "skip"]
+REPORT_SCHEMA_ID = "tools.report/1"
+
+
+class Site(NamedTuple):
+    """One place a finding names (a ratchet regression names every new site)."""
+
+    path: str
+    line: int | None = None
+
+
+@dataclass
+class Finding:
+    """One thing a gate found: under which rule, how grave, what, and where."""
+
+    rule: str
+    severity: Severity
+    message: str
+    commit: str | None = None
+    path: str | None = None
+    line: int | None = None
+    # Every place the finding names, complete (the first is ``path``/``line``); () for one.
+    sites: tuple[Site, ...] = ()
+    # Against the findings baseline (SPEC §3.3): "unchanged" (recorded debt) or "new"; None
+    # when no baseline judged the finding.
+    baseline_state: str | None = None
+
+    def places(self) -> tuple[Site, ...]:
+        """Where renderers annotate: every site, or the one ``path``/``line``."""
+        if self.sites:
+            return self.sites
+        return (Site(self.path, self.line),) if self.path else ()
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "rule": self.rule,
+            "severity": self.severity,
+            "message": self.message,
+            "commit": self.commit,
+            "path": self.path,
+            "line": self.line,
+        }
+        if self.sites:
+            out["sites"] = [{"path": s.path, "line": s.line} for s in self.sites]
+        if self.baseline_state is not None:
+            out["baseline_state"] = self.baseline_state
+        return out
+
+
+@dataclass
+class GateResult:
+    """One gate's verdict. ``status`` is derived unless the gate skipped."""
+
+    gate: str
+    findings: list[Finding] = field(default_factory=list)
+    stats: dict[str, Any] = field(default_factory=dict)
+    skip_reason: str | None = None
+
+    @property
+    def failed(self) -> bool:
+        return any(f.severity == "error" for f in self.findings)
+
+    @property
+    def status(self) -> Status:
+        # A failed base-free check outranks a skip: the gate did judge, and found an error.
+        if self.failed:
+            return "fail"
+        if self.skip_reason is not None:
+            return "skip"
+        return "pass"
+
+    @property
+    def reason(self) -> str | None:
+        return self.skip_reason if self.status == "skip" else None
+
+    def add(
+        self,
+        rule: str,
+        message: str,
+        *,
+        severity: Severity | None = None,
+        commit: str | None = None,
+        path: str | None = None,
+        line: int | None = None,
+        sites: tuple[Site, ...] = (),
+    ) -> Finding:
+        """File a finding under a rule this gate declared (its declared severity unless
+        ``severity`` overrides it, as config and debt exceptions do)."""
+        declared_rule = lookup(self.gate, rule)
+        if declared_rule is None:
+            raise UndeclaredRule(f"gate {self.gate!r} filed undeclared rule {rule!r}")
+        sev = severity or declared_rule.severity
+        if sites and path is None:
+            path, line = sites[0]
+        finding = Finding(rule, sev, message, commit=commit, path=path, line=line, sites=sites)
+        self.findings.append(finding)
+        return finding
+
+    def skip(self, reason: str) -> GateResult:
+        self.skip_reason = reason
+        return self
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "gate": self.gate,
+            "status": self.status,
+            "reason": self.reason,
+            "findings": [f.to_json() for f in self.findings],
+            "stats": self.stats,
+        }
+
+
+@dataclass
+class Report:
+    """The gates a command ran; their statuses make its verdict and exit code."""
+
+    gates: list[GateResult] = field(default_factory=list)
+    # What was judged: the tool, the effective config's sha256, the range (SPEC §3.2).
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def status(self) -> Status:
+        statuses = {g.status for g in self.gates}
+        if "fail" in statuses:
+            return "fail"
+        if "skip" in statuses:
+            return "skip"
+        return "pass"
+
+    def exit_code(self, *, fail_on_skip: bool = False) -> int:
+        status = self.status
+        if status == "fail" or (status == "skip" and fail_on_skip):
+            return 1
+        return 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "schema": REPORT_SCHEMA_ID,
+            "status": self.status,
+            **self.meta,
+            "gates": [g.to_json() for g in self.gates],
+        }
+
+
+def summary_line(report: Report) -> str:
+    """The verdict in words, the last line of the text and github formats."""
+    failed = [g.gate for g in report.gates if g.status == "fail"]
+    skipped = [g.gate for g in report.gates if g.status == "skip"]
+    if not failed and not skipped:
+        return "All gates green."
+    parts = []
+    if failed:
+        parts.append(f"{len(failed)} failed ({', '.join(failed)})")
+    if skipped:
+        parts.append(f"{len(skipped)} skipped ({', '.join(skipped)})")
+    passed = len(report.gates) - len(failed) - len(skipped)
+    parts.append(f"{passed} passed")
+    return "Not green: " + ", ".join(parts) + "."
