@@ -79,13 +79,9 @@ def render(
     fail_on_skip: bool = False,
     text: TextOptions = TextOptions(),
 ) -> str:
-    """``result`` (a :class:`Report` or a registered type) written in ``fmt``.
-
-    ``summary``: the text format's closing verdict line; ``color``: SGR codes in text (the
-    caller decides: a terminal, and no ``NO_COLOR``); ``fail_on_skip``: the exit code the
-    sarif log records; ``text``: how many findings text prints. Raises
-    :class:`FormatUnavailable` when ``fmt`` is not in ``formats(type(result))``.
-    """
+    """``result`` (a :class:`Report` or a registered type) written in ``fmt``; the keywords
+    are the fields of :class:`RenderOptions`, which the renderer receives. Raises
+    :class:`FormatUnavailable` when ``fmt`` is not in ``formats(type(result))``."""
     table = _table(type(result))
     if fmt not in table:
         can = " or ".join(table) or "no format"
