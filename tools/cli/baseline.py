@@ -1,4 +1,8 @@
-"""``tools baseline write|show``: the findings baseline (SPEC §3.3, docs/adoption.md)."""
+"""``tools baseline write|show``: the findings baseline (SPEC §3.3, docs/adoption.md).
+
+Imports inside the functions are there for start-up speed (``tools --version`` loads none of
+them), not to hide an import circle.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from tools.cli.common import command, emit, new_app
+from tools.cli.common import TEXT_JSON, command, emit, new_app
 from tools.errors import UsageError
 from tools.fsio import refuse_links
 from tools.options import Options
@@ -140,8 +144,8 @@ def _say_written(opts: Options, done: dict[str, Any]) -> None:
     emit("\n".join(lines) + "\n")
 
 
-def show(opts: Options) -> None:
-    """Print the baseline's entries (text: one per line, then the count per rule)."""
+def baseline_show(opts: Options) -> None:
+    """List the recorded debt: each entry, then the count per rule."""
     from tools import findings_baseline as fb
     from tools.git import Git
 
@@ -171,27 +175,19 @@ def show(opts: Options) -> None:
     emit("\n".join(lines) + "\n")
 
 
+AddOpt = Annotated[
+    bool, typer.Option("--add", help="Also record today's findings that are not yet debt.")
+]
+
+
+def baseline_write(opts: Options, gate: GateOpt = None, add: AddOpt = False) -> None:
+    """Remove the entries that match no finding any more (only ever removes, unless --add
+    records today's new findings too; --add also creates a missing baseline)."""
+    _say_written(opts, write(opts, gate, add=add))
+
+
 def register(app: typer.Typer) -> None:
     group = new_app("The findings baseline: today's findings recorded as debt (SPEC §3.3).")
-
-    @group.command("write")
-    @command(formats=("text", "json"))
-    def baseline_write(
-        opts: Options,
-        gate: GateOpt = None,
-        add: Annotated[
-            bool,
-            typer.Option("--add", help="Also record today's findings that are not yet debt."),
-        ] = False,
-    ) -> None:
-        """Remove the entries that match no finding any more (only ever removes, unless --add
-        records today's new findings too; --add also creates a missing baseline)."""
-        _say_written(opts, write(opts, gate, add=add))
-
-    @group.command("show")
-    @command(formats=("text", "json"))
-    def baseline_show(opts: Options) -> None:
-        """List the recorded debt: each entry, then the count per rule."""
-        show(opts)
-
+    group.command("write")(command(formats=TEXT_JSON)(baseline_write))
+    group.command("show")(command(formats=TEXT_JSON)(baseline_show))
     app.add_typer(group, name="baseline")

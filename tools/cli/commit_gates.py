@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from tools.cli.common import command, new_app, run_gates
+from tools.cli.common import REPORT, command, new_app, run_gates
 from tools.errors import UsageError
 from tools.options import Options
 
@@ -32,36 +32,41 @@ def _message_only(opts: Options, message_file: str | None) -> None:
     opts.extra["message_only"] = True
 
 
+FilledOpt = Annotated[
+    bool,
+    typer.Option("--filled", help="Also refuse the unfilled template AGENT:MODEL [TOOL]."),
+]
+
+
+def _messages_only(opts: Options, message_file: str | None) -> None:
+    """What both commit-message gates set: a message file alone, or a range read without its
+    changed paths (only messages are judged: no rename detection), bare repositories allowed
+    (a server-side pre-receive check judges one)."""
+    _message_only(opts, message_file)
+    opts.range_paths = False
+    opts.bare_ok = True
+
+
+def trailers_check(
+    opts: Options, message_file: MessageFileOpt = None, filled: FilledOpt = False
+) -> None:
+    """Judge the trailers of merge-base(base, head)..head, one --commit, or a message file."""
+    _messages_only(opts, message_file)
+    opts.extra["filled"] = filled
+    run_gates(opts, ["trailers"])
+
+
+def style_check(opts: Options, message_file: MessageFileOpt = None) -> None:
+    """Judge the style of merge-base(base, head)..head, one --commit, or a message file."""
+    _messages_only(opts, message_file)
+    run_gates(opts, ["style"])
+
+
 def register(app: typer.Typer) -> None:
+    gate = command(formats=REPORT, check=True, range_=True, commit=True)
     trailers = new_app("The commit trailer contract: marker paragraph and trailer block.")
-
-    @trailers.command("check")
-    @command(check=True, range_=True, commit=True)
-    def trailers_check(
-        opts: Options,
-        message_file: MessageFileOpt = None,
-        filled: Annotated[
-            bool,
-            typer.Option("--filled", help="Also refuse the unfilled template AGENT:MODEL [TOOL]."),
-        ] = False,
-    ) -> None:
-        """Judge the trailers of merge-base(base, head)..head, one --commit, or a message file."""
-        _message_only(opts, message_file)
-        opts.range_paths = False  # only messages are judged: skip rename detection
-        opts.bare_ok = True  # a server-side pre-receive check judges a bare repository
-        opts.extra["filled"] = filled
-        run_gates(opts, ["trailers"])
-
+    trailers.command("check")(gate(trailers_check))
     style = new_app("Commit style: subject and body.")
-
-    @style.command("check")
-    @command(check=True, range_=True, commit=True)
-    def style_check(opts: Options, message_file: MessageFileOpt = None) -> None:
-        """Judge the style of merge-base(base, head)..head, one --commit, or a message file."""
-        _message_only(opts, message_file)
-        opts.range_paths = False
-        opts.bare_ok = True
-        run_gates(opts, ["style"])
-
+    style.command("check")(gate(style_check))
     app.add_typer(trailers, name="trailers")
     app.add_typer(style, name="style")

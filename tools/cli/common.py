@@ -12,7 +12,7 @@ import sys
 import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, TypeVar, cast
 
 import typer
 from typer.core import TyperGroup
@@ -24,7 +24,14 @@ from tools.report import FORMATS, Report, TextOptions, render
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-EXIT_PASS, EXIT_FAIL, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+EXIT_FAIL, EXIT_USAGE, EXIT_INTERNAL = 1, 2, 3
+
+# What ``--format`` a command produces, its default first: a gate report in every renderer,
+# or a command's own output (text, text and json, or json alone).
+REPORT: tuple[str, ...] = FORMATS
+TEXT: tuple[str, ...] = ("text",)
+TEXT_JSON: tuple[str, ...] = ("text", "json")
+JSON: tuple[str, ...] = ("json",)
 
 RepoOpt = Annotated[
     Path | None,
@@ -44,6 +51,7 @@ ConfigFromOpt = Annotated[
     ),
 ]
 CONFIG_FROM = ("base", "head")
+# The functional Enum API with computed members, which mypy cannot follow.
 Fmt = enum.Enum("Fmt", {f: f for f in FORMATS}, type=str)  # type: ignore[misc]
 FormatOpt = Annotated[
     Fmt | None, typer.Option("--format", case_sensitive=False, help="Output format.")
@@ -100,11 +108,22 @@ class ToolsGroup(TyperGroup):
         except KeyboardInterrupt:
             raise _Interrupted() from None
 
-    def main(self, *args: Any, standalone_mode: bool = True, **kwargs: Any) -> Any:
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        windows_expand_args: bool = True,
+        **extra: Any,
+    ) -> Any:
+        parse = functools.partial(
+            super().main, args, prog_name, complete_var, False, windows_expand_args, **extra
+        )
         if not standalone_mode:
-            return super().main(*args, standalone_mode=False, **kwargs)
+            return parse()
         try:
-            rv = super().main(*args, standalone_mode=False, **kwargs)
+            rv = parse()
         except typer.Exit as exc:
             sys.exit(exc.exit_code)
         except typer.Abort:
@@ -189,48 +208,87 @@ _STATISTICS = Annotated[
 ]
 
 
+def _injected(*, check: bool, staged: bool, range_: bool, commit: bool) -> list[inspect.Parameter]:
+    """The options ``command`` adds to a command body's own: the global ones, and as asked
+    the check, range, commit and staged options."""
+    extra = [
+        _param("repo", RepoOpt),
+        _param("config", ConfigOpt),
+        _param("config_from", ConfigFromOpt),
+        _param("fmt", FormatOpt),
+    ]
+    if check:
+        extra.append(_param("fail_on_skip", _FAIL_ON_SKIP, False))
+        extra.append(_param("max_findings", _MAX_FINDINGS, 50))
+        extra.append(_param("statistics", _STATISTICS, False))
+    if range_:
+        extra += [
+            _param("base", _RANGE_PARAMS["base"]),
+            _param("head", _RANGE_PARAMS["head"]),
+            _param("require_commits", _RANGE_PARAMS["require_commits"], False),
+        ]
+    if commit:
+        extra.append(_param("commit", _COMMIT_PARAM))
+    if staged:
+        extra.append(_param("staged", _STAGED_PARAM, False))
+    return extra
+
+
+def _options(given: dict[str, Any], glob: dict[str, Any], *, range_: bool, fmt: str) -> Options:
+    """The command's options: its own values over those given before the subcommand."""
+    return Options(
+        repo=given.get("repo") or glob.get("repo"),
+        config=given.get("config") or glob.get("config"),
+        config_from=given.get("config_from") or glob.get("config_from") or "head",
+        fmt=fmt,
+        fail_on_skip=bool(given.get("fail_on_skip")),
+        base=given.get("base"),
+        head=given.get("head"),
+        commit=given.get("commit"),
+        staged=bool(given.get("staged")),
+        require_commits=bool(given.get("require_commits")),
+        max_findings=int(given.get("max_findings", 50)),
+        statistics=bool(given.get("statistics")),
+        range_run=range_ and not given.get("staged") and not given.get("commit"),
+    )
+
+
+def _format(chosen: Any, formats: tuple[str, ...], where: str) -> str:
+    """The format asked for, or the command's own default (its first); one it cannot produce
+    is a usage error naming the flag and what the command prints."""
+    if not chosen:
+        return formats[0]
+    fmt = _fmt(chosen)
+    if fmt not in formats:
+        raise UsageError(
+            f"--format {fmt}: `{where}` prints " + " or ".join(formats) + ", not a gate report"
+        )
+    return fmt
+
+
 def command(
     *,
+    formats: tuple[str, ...],
     check: bool = False,
     staged: bool = False,
     range_: bool = False,
     commit: bool = False,
-    formats: tuple[str, ...] = FORMATS,
 ) -> Callable[[F], F]:
-    """Decorate a command body ``fn(opts: Options, **own_params)``.
+    """Wrap a command body ``fn(opts: Options, **own_params)`` for typer.
 
     Injects the global options (``--repo``, ``--config``, ``--format``) and, as asked,
     ``--fail-on-skip``, ``--staged``, ``--base/--head/--require-commits`` and ``--commit``;
     merges them with the values given before the subcommand; maps UsageError to exit 2.
-    ``formats``: the ``--format`` values the command can produce; any other is exit 2.
+    ``formats``: the ``--format`` values the command produces, its default first (a gate
+    report: ``REPORT``); any other is exit 2 before the body runs.
     """
 
     def deco(fn: F) -> F:
         # eval_str: command modules use postponed annotations; resolve them in fn's module.
         sig = inspect.signature(fn, eval_str=True)
         own = [p for p in sig.parameters.values() if p.name != "opts"]
-        extra = [
-            _param("repo", RepoOpt),
-            _param("config", ConfigOpt),
-            _param("config_from", ConfigFromOpt),
-            _param("fmt", FormatOpt),
-        ]
-        if check:
-            extra.append(_param("fail_on_skip", _FAIL_ON_SKIP, False))
-            extra.append(_param("max_findings", _MAX_FINDINGS, 50))
-            extra.append(_param("statistics", _STATISTICS, False))
-        if range_:
-            extra += [
-                _param("base", _RANGE_PARAMS["base"]),
-                _param("head", _RANGE_PARAMS["head"]),
-                _param("require_commits", _RANGE_PARAMS["require_commits"], False),
-            ]
-        if commit:
-            extra.append(_param("commit", _COMMIT_PARAM))
-        if staged:
-            extra.append(_param("staged", _STAGED_PARAM, False))
+        extra = _injected(check=check, staged=staged, range_=range_, commit=commit)
         injected = {p.name for p in extra}
-
         extra.append(_param("_ctx", typer.Context))
 
         @functools.wraps(fn)
@@ -239,41 +297,23 @@ def command(
             given = {k: kwargs.pop(k) for k in list(kwargs) if k in injected}
             root = ctx.find_root()
             glob = root.obj if isinstance(root.obj, dict) else {}
-            opts = Options(
-                repo=given.get("repo") or glob.get("repo"),
-                config=given.get("config") or glob.get("config"),
-                config_from=given.get("config_from") or glob.get("config_from") or "head",
-                fmt=_fmt(given.get("fmt") or glob.get("fmt")),
-                fail_on_skip=bool(given.get("fail_on_skip")),
-                base=given.get("base"),
-                head=given.get("head"),
-                commit=given.get("commit"),
-                staged=bool(given.get("staged")),
-                require_commits=bool(given.get("require_commits")),
-                max_findings=int(given.get("max_findings", 50)),
-                statistics=bool(given.get("statistics")),
-                range_run=range_ and not given.get("staged") and not given.get("commit"),
-            )
             try:
+                fmt = _format(given.get("fmt") or glob.get("fmt"), formats, ctx.command_path)
+                opts = _options(given, glob, range_=range_, fmt=fmt)
                 if opts.config_from not in CONFIG_FROM:
                     raise UsageError(
                         f"--config-from {opts.config_from!r} (or TOOLS_CONFIG_FROM)",
                         expected="base or head",
                     )
-                if opts.fmt not in formats:
-                    raise UsageError(
-                        f"--format {opts.fmt}: this command prints "
-                        + " or ".join(formats)
-                        + ", not a gate report"
-                    )
                 return fn(opts, **kwargs)
             except UsageError as exc:
                 raise fail_usage(exc.render()) from None
 
+        # typer reads the signature inspect reports; a function object takes the attribute.
         wrapper.__signature__ = sig.replace(parameters=own + extra)  # type: ignore[attr-defined]
         wrapper.__annotations__ = {p.name: p.annotation for p in own + extra}
         del wrapper.__wrapped__  # typer must read the new signature, not fn's
-        return wrapper  # type: ignore[return-value]
+        return cast(F, wrapper)
 
     return deco
 
@@ -309,6 +349,7 @@ def finish(report: Report, opts: Options, *, summary: bool = True) -> None:
 
 def run_gates(opts: Options, names: Sequence[str], *, summary: bool = False) -> None:
     """Build one context, run the named gates on it, render and exit."""
+    # Loaded here, for start-up speed (not for a circle): the gates pull in git and config.
     from tools import gates
     from tools.context import Context
 

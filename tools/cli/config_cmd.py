@@ -7,11 +7,11 @@ import json
 import os
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from tools.cli.common import command, emit, new_app
+from tools.cli.common import TEXT, TEXT_JSON, command, emit, new_app
 from tools.errors import UsageError
 from tools.fsio import write_atomic
 from tools.options import Options
@@ -19,7 +19,8 @@ from tools.options import Options
 if TYPE_CHECKING:
     from tools.git import Git
 
-# Heavy modules (gitpython, jsonschema, yaml) load inside the commands: `tools --help` stays fast.
+# Heavy modules (gitpython, jsonschema, yaml) load inside the commands: `tools --help` stays fast
+# (for speed, not to hide an import circle).
 
 INDEX_DRIVER = "agent-index"
 
@@ -48,7 +49,7 @@ def starter_config(git: Git) -> str:
     return text.replace("\nbase: origin/main\n", f"\nbase: {json.dumps(base)}\n", 1)
 
 
-def _gitattributes_lines(cfg: dict) -> list[str]:
+def _gitattributes_lines(cfg: dict[str, Any]) -> list[str]:
     return [
         f"{cfg['index']['path']} merge={INDEX_DRIVER}",
         f"{cfg['ledger']['path']} merge=union",
@@ -136,127 +137,128 @@ def _register_driver(git: Git, *, force: bool) -> str:
     return "wrote" if "wrote" in verbs else verbs[-1] if "kept" in verbs[-1] else verbs[0]
 
 
+FileArg = Annotated[Path | None, typer.Argument(help="Config file (default: the repo's).")]
+
+
+def config_validate(opts: Options, file: FileArg = None) -> None:
+    """Validate a config file against the schema; exit 2 naming the key path if it is bad."""
+    from tools import config as config_mod
+    from tools.git import Git
+
+    if file is not None:
+        if not file.is_file():
+            raise UsageError("config file not found", where=str(file))
+        config_mod.load_file(file, display=str(file))
+        emit(f"ok: {file} is valid\n")
+        return
+    git = Git(opts.repo)
+    _, source = config_mod.load(git.root, opts.config, tools_dir=git.tools_dir())
+    emit(f"ok: {source} is valid\n" if source else "ok: no config file; defaults apply\n")
+
+
+def config_schema() -> None:
+    """Print the JSON Schema of the config."""
+    from tools import config as config_mod
+
+    emit(json.dumps(config_mod.schema(), indent=2) + "\n")
+
+
+def config_show(opts: Options) -> None:
+    """Print the effective config, defaults filled in."""
+    import yaml
+
+    from tools import config as config_mod
+    from tools.git import Git
+
+    git = Git(opts.repo)
+    cfg, source = config_mod.load(git.root, opts.config, tools_dir=git.tools_dir())
+    if opts.fmt == "json":
+        emit(json.dumps(cfg, indent=2) + "\n")
+        return
+    emit(f"# effective config ({source or 'defaults only'})\n")
+    emit(yaml.safe_dump(cfg, sort_keys=False, allow_unicode=True))
+
+
+ForceOpt = Annotated[bool, typer.Option("--force", help="Overwrite what differs.")]
+AdoptOpt = Annotated[
+    bool,
+    typer.Option(
+        "--adopt",
+        help="Adopt a repository with history: detect its trailer conventions, "
+        "baseline today's ratchet counts and findings as debt.",
+    ),
+]
+
+
+def init(opts: Options, force: ForceOpt = False, adopt: AdoptOpt = False) -> None:
+    """Write a starter config, .gitattributes lines, the merge driver, hook stubs, and
+    what the config's gates require that is absent (a stamped NOW digest, the index).
+
+    Idempotent; anything that exists and differs is kept unless --force (then exit 1);
+    the digest and the index are never overwritten.
+    """
+    from tools import config as config_mod
+    from tools import hooks
+    from tools.git import Git
+
+    git = Git(opts.repo)
+    cfg_path = git.root / config_mod.DEFAULT_PATH
+    text = starter_config(git)
+    evidence: list[str] = []
+    if adopt:
+        text, evidence = _adopted_config(git, text)
+    steps = [
+        (
+            str(cfg_path.relative_to(git.root)),
+            _write_if_absent(cfg_path, text, force=force),
+        )
+    ]
+    cfg, _ = config_mod.load(git.root, opts.config, tools_dir=git.tools_dir())
+    steps += _repository_files(git, cfg, force=force)
+    steps += [(os.path.relpath(h.path, git.root), h.verb) for h in hooks.install(git, force=force)]
+    notes: list[str] = []
+    if adopt:
+        more, notes = _adopt_state(opts, force=force)
+        steps += more
+    for what, verb in steps:
+        emit(f"{verb:>9}  {what}\n" if len(verb) < 10 else f"{verb}  {what}\n")
+    if evidence:
+        emit("detected:\n" + "".join(f"  {line}\n" for line in evidence))
+    if notes:
+        emit("".join(f"{line}\n" for line in notes))
+    if any(v.startswith("kept") for _, v in steps):
+        raise typer.Exit(1)
+
+
+def _repository_files(git: Git, cfg: dict[str, Any], *, force: bool) -> list[tuple[str, str]]:
+    """The attribute lines, the merge driver, and what the config's gates require, so that
+    the next commit can pass: (what, verb) per step."""
+    steps = [
+        (
+            ".gitattributes",
+            _ensure_lines(git.root / ".gitattributes", _gitattributes_lines(cfg), force=force),
+        )
+    ]
+    steps.append((f"git config merge.{INDEX_DRIVER}.*", _register_driver(git, force=force)))
+    gates = set(cfg["preflight"]["gates"])
+    if "now" in gates:
+        today = datetime.datetime.now(datetime.timezone.utc).date().isoformat()
+        now_path = cfg["now"]["path"]
+        text = _now_digest(cfg["now"]["headings"], today)
+        steps.append((now_path, _write_absent(git.root / now_path, text)))
+    if "index" in gates:
+        index_path = cfg["index"]["path"]
+        steps.append((index_path, _write_absent(git.root / index_path, _index_header())))
+    return steps
+
+
 def register(app: typer.Typer) -> None:
     cfg_app = new_app("The configuration .agents/protocol.yaml.")
-
-    @cfg_app.command("validate")
-    @command(formats=("text",))
-    def validate(
-        opts: Options,
-        file: Annotated[
-            Path | None, typer.Argument(help="Config file (default: the repo's).")
-        ] = None,
-    ) -> None:
-        """Validate a config file against the schema; exit 2 naming the key path if it is bad."""
-        from tools import config as config_mod
-        from tools.git import Git
-
-        if file is not None:
-            if not file.is_file():
-                raise UsageError("config file not found", where=str(file))
-            config_mod.load_file(file, display=str(file))
-            emit(f"ok: {file} is valid\n")
-            return
-        git = Git(opts.repo)
-        _, source = config_mod.load(git.root, opts.config, tools_dir=git.tools_dir())
-        emit(f"ok: {source} is valid\n" if source else "ok: no config file; defaults apply\n")
-
-    @cfg_app.command("schema")
-    def schema() -> None:
-        """Print the JSON Schema of the config."""
-        from tools import config as config_mod
-
-        emit(json.dumps(config_mod.schema(), indent=2) + "\n")
-
-    @cfg_app.command("show")
-    @command(formats=("text", "json"))
-    def show(opts: Options) -> None:
-        """Print the effective config, defaults filled in."""
-        import yaml
-
-        from tools import config as config_mod
-        from tools.git import Git
-
-        git = Git(opts.repo)
-        cfg, source = config_mod.load(git.root, opts.config, tools_dir=git.tools_dir())
-        if opts.fmt == "json":
-            emit(json.dumps(cfg, indent=2) + "\n")
-            return
-        emit(f"# effective config ({source or 'defaults only'})\n")
-        emit(yaml.safe_dump(cfg, sort_keys=False, allow_unicode=True))
-
+    cfg_app.command("validate")(command(formats=TEXT)(config_validate))
+    cfg_app.command("schema")(config_schema)
+    cfg_app.command("show")(command(formats=TEXT_JSON)(config_show))
     app.add_typer(cfg_app, name="config")
-
-    @app.command("init")
-    @command(formats=("text",))
-    def init(
-        opts: Options,
-        force: Annotated[bool, typer.Option("--force", help="Overwrite what differs.")] = False,
-        adopt: Annotated[
-            bool,
-            typer.Option(
-                "--adopt",
-                help="Adopt a repository with history: detect its trailer conventions, "
-                "baseline today's ratchet counts and findings as debt.",
-            ),
-        ] = False,
-    ) -> None:
-        """Write a starter config, .gitattributes lines, the merge driver, hook stubs, and
-        what the config's gates require that is absent (a stamped NOW digest, the index).
-
-        Idempotent; anything that exists and differs is kept unless --force (then exit 1);
-        the digest and the index are never overwritten.
-        """
-        from tools import config as config_mod
-        from tools.git import Git
-
-        git = Git(opts.repo)
-        cfg_path = git.root / config_mod.DEFAULT_PATH
-        text = starter_config(git)
-        evidence: list[str] = []
-        if adopt:
-            text, evidence = _adopted_config(git, text)
-        steps = [
-            (
-                str(cfg_path.relative_to(git.root)),
-                _write_if_absent(cfg_path, text, force=force),
-            )
-        ]
-        cfg, _ = config_mod.load(git.root, opts.config, tools_dir=git.tools_dir())
-        steps.append(
-            (
-                ".gitattributes",
-                _ensure_lines(git.root / ".gitattributes", _gitattributes_lines(cfg), force=force),
-            )
-        )
-        steps.append((f"git config merge.{INDEX_DRIVER}.*", _register_driver(git, force=force)))
-        # What the starter config's gates require, so that the next commit can pass.
-        gates = set(cfg["preflight"]["gates"])
-        if "now" in gates:
-            today = datetime.datetime.now(datetime.timezone.utc).date().isoformat()
-            now_path = cfg["now"]["path"]
-            text = _now_digest(cfg["now"]["headings"], today)
-            steps.append((now_path, _write_absent(git.root / now_path, text)))
-        if "index" in gates:
-            index_path = cfg["index"]["path"]
-            steps.append((index_path, _write_absent(git.root / index_path, _index_header())))
-        from tools import hooks
-
-        steps += [
-            (os.path.relpath(h.path, git.root), h.verb) for h in hooks.install(git, force=force)
-        ]
-        notes: list[str] = []
-        if adopt:
-            more, notes = _adopt_state(opts, force=force)
-            steps += more
-        for what, verb in steps:
-            emit(f"{verb:>9}  {what}\n" if len(verb) < 10 else f"{verb}  {what}\n")
-        if evidence:
-            emit("detected:\n" + "".join(f"  {line}\n" for line in evidence))
-        if notes:
-            emit("".join(f"{line}\n" for line in notes))
-        if any(v.startswith("kept") for _, v in steps):
-            raise typer.Exit(1)
+    app.command("init")(command(formats=TEXT)(init))
 
 
 def _adopted_config(git: Git, starter: str) -> tuple[str, list[str]]:

@@ -1,18 +1,25 @@
-"""``tools hooks install`` and ``tools hooks run HOOK [ARGS]…`` (the one entry of every hook)."""
+"""``tools hooks install`` and ``tools hooks run HOOK [ARGS]…`` (the one entry of every hook).
+
+Imports inside the functions are there for start-up speed (``tools --version`` loads none of
+them), not to hide an import circle.
+"""
 
 from __future__ import annotations
 
 import os
 import sys
 import time
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from tools.cli.common import color_wanted, command, emit, new_app
+from tools.cli.common import TEXT, color_wanted, command, emit, new_app
 from tools.errors import UsageError
 from tools.options import Options
 from tools.report import GateResult, Report, render
+
+if TYPE_CHECKING:
+    from tools.git import Git
 
 HookArg = Annotated[str, typer.Argument(help="pre-commit, commit-msg or pre-push.")]
 ArgsArg = Annotated[
@@ -95,12 +102,12 @@ def _what(hook: str) -> str:
     return {"pre-commit": "commit", "commit-msg": "commit", "pre-push": "push"}[hook]
 
 
-def _pre_push(git: object, opts: Options, stdin: bytes) -> Report:
+def _pre_push(git: Git, opts: Options, stdin: bytes) -> Report:
     from tools import hooks
 
     results: list[GateResult] = []
     for ref in hooks.parse_push_lines(stdin) or hooks.pre_commit_framework_ref(os.environ):
-        ref_opts = hooks.push_options(git, opts, ref)  # type: ignore[arg-type]
+        ref_opts = hooks.push_options(git, opts, ref)
         if ref_opts is None:
             continue  # a deleted ref: nothing to judge
         report = hooks.judge(ref_opts, hooks.PUSH_GATES)
@@ -112,7 +119,7 @@ def _pre_push(git: object, opts: Options, stdin: bytes) -> Report:
 
 def register(app: typer.Typer) -> None:
     hooks_app = new_app("Git hooks: install them, or run one (what the installed hooks call).")
-    text_only = command(formats=("text",))
+    text_only = command(formats=TEXT)
     hooks_app.command("install")(text_only(hooks_install))
     hooks_app.command(
         "run", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False}

@@ -1,7 +1,8 @@
 """``tools index check|append|merge-driver`` and ``tools ledger verify|merge|show``.
 
 The modules doing the work (git layer, config, table parser, ledger) load inside the commands,
-so that registering these commands costs the CLI's start-up nothing.
+so that registering these commands costs the CLI's start-up nothing (for speed, not to hide an
+import circle).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from tools.cli.common import EXIT_FAIL, command, emit, new_app, run_gates
+from tools.cli.common import EXIT_FAIL, REPORT, TEXT, TEXT_JSON, command, emit, new_app, run_gates
 from tools.errors import UsageError
 from tools.fsio import write_atomic
 from tools.options import Options
@@ -62,193 +63,205 @@ def append_row(text: str, row_line: str) -> tuple[str, int]:
     return "\n".join(lines) + "\n", end + 1
 
 
-def register(app: typer.Typer) -> None:
-    index = new_app("The append-only issue index (.agents/issue-index.md).")
+def index_check(opts: Options) -> None:
+    """Rows only appended at the tail; merges keep every row; no duplicates, no malformed
+    lines; nothing both sides added since the merge base."""
+    run_gates(opts, ["index"])
 
-    @index.command("check")
-    @command(check=True, staged=True, range_=True)
-    def index_check(opts: Options) -> None:
-        """Rows only appended at the tail; merges keep every row; no duplicates, no malformed
-        lines; nothing both sides added since the merge base."""
-        run_gates(opts, ["index"])
 
-    @index.command("append")
-    @command()
-    def index_append(
-        opts: Options,
-        issue: Annotated[int, typer.Option("--issue", help="Issue number N (the row's key).")],
-        row: Annotated[str, typer.Option("--row", help=f"Row id, or {NO_ROW} for none.")],
-        title: Annotated[str, typer.Option("--title", help="Title (pipes are escaped).")],
-        kind: Annotated[str, typer.Option("--kind", help="Kind of the issue.")],
-    ) -> None:
-        """Append a well-formed row at the tail; refuse a duplicate issue number (exit 1)."""
-        from tools import index_table
+def index_append(
+    opts: Options,
+    issue: Annotated[int, typer.Option("--issue", help="Issue number N (the row's key).")],
+    row: Annotated[str, typer.Option("--row", help=f"Row id, or {NO_ROW} for none.")],
+    title: Annotated[str, typer.Option("--title", help="Title (pipes are escaped).")],
+    kind: Annotated[str, typer.Option("--kind", help="Kind of the issue.")],
+) -> None:
+    """Append a well-formed row at the tail; refuse a duplicate issue number (exit 1)."""
+    from tools import index_table
 
-        if issue < 1:
-            raise UsageError("must be a positive issue number", where="--issue")
-        row = row.strip()
-        if row != index_table.NO_ROW and not index_table.ROW_ID.fullmatch(row):
-            raise UsageError(
-                f"{row!r} is not a row id",
-                where="--row",
-                expected=f"[A-Z0-9][A-Za-z0-9_.-]* or {index_table.NO_ROW}",
-            )
-        line = index_table.render_row(
-            issue, row, _one_line(title, "title"), _one_line(kind, "kind")
+    if issue < 1:
+        raise UsageError("must be a positive issue number", where="--issue")
+    row = row.strip()
+    if row != index_table.NO_ROW and not index_table.ROW_ID.fullmatch(row):
+        raise UsageError(
+            f"{row!r} is not a row id",
+            where="--row",
+            expected=f"[A-Z0-9][A-Za-z0-9_.-]* or {index_table.NO_ROW}",
         )
-        git, rel, full = _repo_file(opts, "index")
-        if full.is_dir():
-            raise UsageError("is a directory, expected the index file", where=rel)
-        try:
-            at, line = _append_locked(full, git.root, rel, issue, line)
-        except OSError as exc:
-            raise UsageError(f"cannot write: {exc.strerror}", where=rel) from None
-        emit(f"appended to {rel}:{at}: {line}\n")
+    line = index_table.render_row(issue, row, _one_line(title, "title"), _one_line(kind, "kind"))
+    git, rel, full = _repo_file(opts, "index")
+    if full.is_dir():
+        raise UsageError("is a directory, expected the index file", where=rel)
+    try:
+        at, line = _append_locked(full, git.root, rel, issue, line)
+    except OSError as exc:
+        raise UsageError(f"cannot write: {exc.strerror}", where=rel) from None
+    emit(f"appended to {rel}:{at}: {line}\n")
 
-    def _append_locked(
-        full: Path, ctx_root: Path, rel: str, issue: int, line: str
-    ) -> tuple[int, str]:
-        from tools import index_table, ledger
-        from tools.git import decode, encode
 
-        full.parent.mkdir(parents=True, exist_ok=True)
-        # Lock the index while reading and replacing it, so concurrent appends serialize.
-        with ledger.locked(full, ctx_root) as fd:
-            size = os.fstat(fd).st_size
-            raw = os.pread(fd, size, 0) if size else b""
-            text = decode(raw) if raw.strip() else index_table.skeleton()
-            table = index_table.parse(text)
-            if table.header_line is None:
-                raise UsageError(
-                    f"no `{index_table.HEADER_LINE}` table header to append under", where=rel
-                )
-            have = next((r for r in table.rows if r.key == issue), None)
-            if have is not None:
-                emit(f"refused: issue #{issue} is already in {rel} (line {have.line})\n", err=True)
-                raise typer.Exit(EXIT_FAIL)
-            new_text, at = append_row(text, line)
-            write_atomic(full, encode(new_text), root=ctx_root)
-        return at, line
+def _append_locked(full: Path, ctx_root: Path, rel: str, issue: int, line: str) -> tuple[int, str]:
+    from tools import index_table, ledger
+    from tools.git import decode, encode
 
-    @index.command("merge-driver")
-    def index_merge_driver(
-        base: Annotated[Path, typer.Argument(help="%O: the merge base's version.")],
-        ours: Annotated[Path, typer.Argument(help="%A: ours; the result is written here.")],
-        theirs: Annotated[Path, typer.Argument(help="%B: theirs.")],
-    ) -> None:
-        """The git merge driver `agent-index`: the ordered union of the three versions.
-
-        Exit 1 (a conflict, marked in the file) when the same issue was added with different
-        text on both sides.
-        """
-        from tools import index_table
-        from tools.git import decode, encode
-
-        texts = []
-        for path in (base, ours, theirs):
-            try:
-                texts.append(decode(path.read_bytes()))
-            except OSError as exc:
-                raise UsageError(f"cannot read: {exc.strerror}", where=str(path)) from None
-        merged, conflicts = index_table.merge3(*texts)
-        write_atomic(ours, encode(merged))
-        for conflict in conflicts:
-            emit(f"agent-index: conflict: {conflict}\n", err=True)
-        if conflicts:
-            raise typer.Exit(EXIT_FAIL)
-
-    app.add_typer(index, name="index")
-
-    led = new_app("The evidence ledger (.agents/ledger.jsonl).")
-
-    @led.command("verify")
-    @command(check=True, staged=True, range_=True)
-    def ledger_verify(opts: Options) -> None:
-        """Every line a record, every id recomputes, no id twice, nothing of the base removed."""
-        run_gates(opts, ["ledger"])
-
-    @led.command("merge")
-    @command()
-    def ledger_merge(
-        opts: Options,
-        files: Annotated[list[Path], typer.Argument(help="Receipt files: a record or a list.")],
-    ) -> None:
-        """Append receipts (from other machines) in order of created, then id; skip records
-        already present. If any record fails verification nothing is written (exit 1)."""
-        from tools import ledger
-
-        git, rel, full = _repo_file(opts, "ledger")
-        records: list[dict[str, Any]] = []
-        failed = []
-        for path in files:
-            for i, record in enumerate(_read_receipt(path)):
-                problem = ledger.verify_record(record)
-                if problem:
-                    failed.append(f"{path} record {i}: {problem}")
-                else:
-                    records.append(record)
-        if failed:
-            for line in failed:
-                emit(f"FAIL {line}\n", err=True)
-            emit(f"nothing written to {rel}: {len(failed)} record(s) failed verification\n")
-            raise typer.Exit(EXIT_FAIL)
-        records.sort(key=lambda r: (r["created"], r["id"]))
-        try:
-            written = ledger.append_records(full, records, root=git.root)
-        except OSError as exc:
-            raise UsageError(f"cannot append: {exc.strerror}", where=rel) from None
-        for notice in getattr(written, "notices", []):
-            emit(f"notice: {notice}\n", err=True)
-        skipped = len({r["id"] for r in records}) - len(written)
-        emit(f"merged {len(written)} record(s) into {rel}; {skipped} already present\n")
-
-    @led.command("show")
-    @command(formats=("text", "json"))
-    def ledger_show(
-        opts: Options,
-        kind: Annotated[
-            str | None, typer.Option("--kind", help="Only records of this kind.")
-        ] = None,
-        rid: Annotated[
-            str | None, typer.Option("--id", help="Only this record (an id or a unique prefix).")
-        ] = None,
-    ) -> None:
-        """List records: id, created, kind (json: the records themselves)."""
-        from tools import ledger
-
-        _, rel, full = _repo_file(opts, "ledger")
-        if full.is_dir():
-            raise UsageError("is a directory, expected the ledger file", where=rel)
-        shown: list[dict[str, Any]] = []
-        bad = 0
-        for _, item in ledger.read_records(full):
-            if isinstance(item, ledger.LineError):
-                bad += 1
-                continue
-            if kind is not None and item["kind"] != kind:
-                continue
-            if rid is not None and not item["id"].startswith(rid.lower()):
-                continue
-            shown.append(item)
-        if bad:
-            emit(
-                f"warning: {bad} line(s) of {rel} are not records; see `tools ledger verify`\n",
-                err=True,
-            )
-        if rid is not None and len({r["id"] for r in shown}) > 1:
+    full.parent.mkdir(parents=True, exist_ok=True)
+    # Lock the index while reading and replacing it, so concurrent appends serialize.
+    with ledger.locked(full, ctx_root) as fd:
+        size = os.fstat(fd).st_size
+        raw = os.pread(fd, size, 0) if size else b""
+        text = decode(raw) if raw.strip() else index_table.skeleton()
+        table = index_table.parse(text)
+        if table.header_line is None:
             raise UsageError(
-                f"{rid!r} matches {len(shown)} records; give more of the id", where="--id"
+                f"no `{index_table.HEADER_LINE}` table header to append under", where=rel
             )
-        if rid is not None and not shown:
-            raise UsageError(f"no record {rid!r} in {rel}", where="--id")
-        if opts.fmt == "json":
-            emit(json.dumps(shown, ensure_ascii=False, indent=None) + "\n")
-        elif rid is not None:
-            emit(json.dumps(shown[0], ensure_ascii=False, indent=2, sort_keys=True) + "\n")
-        else:
-            for record in shown:
-                emit(f"{record['id'][:12]}  {record['created']}  {record['kind']}\n")
+        have = next((r for r in table.rows if r.key == issue), None)
+        if have is not None:
+            emit(f"refused: issue #{issue} is already in {rel} (line {have.line})\n", err=True)
+            raise typer.Exit(EXIT_FAIL)
+        new_text, at = append_row(text, line)
+        write_atomic(full, encode(new_text), root=ctx_root)
+    return at, line
 
+
+def index_merge_driver(
+    base: Annotated[Path, typer.Argument(help="%O: the merge base's version.")],
+    ours: Annotated[Path, typer.Argument(help="%A: ours; the result is written here.")],
+    theirs: Annotated[Path, typer.Argument(help="%B: theirs.")],
+) -> None:
+    """The git merge driver `agent-index`: the ordered union of the three versions.
+
+    Exit 1 (a conflict, marked in the file) when the same issue was added with different
+    text on both sides.
+    """
+    from tools import index_table
+    from tools.git import decode, encode
+
+    texts = []
+    for path in (base, ours, theirs):
+        try:
+            texts.append(decode(path.read_bytes()))
+        except OSError as exc:
+            raise UsageError(f"cannot read: {exc.strerror}", where=str(path)) from None
+    merged, conflicts = index_table.merge3(*texts)
+    write_atomic(ours, encode(merged))
+    for conflict in conflicts:
+        emit(f"agent-index: conflict: {conflict}\n", err=True)
+    if conflicts:
+        raise typer.Exit(EXIT_FAIL)
+
+
+def ledger_verify(opts: Options) -> None:
+    """Every line a record, every id recomputes, no id twice, nothing of the base removed."""
+    run_gates(opts, ["ledger"])
+
+
+def ledger_merge(
+    opts: Options,
+    files: Annotated[list[Path], typer.Argument(help="Receipt files: a record or a list.")],
+) -> None:
+    """Append receipts (from other machines) in order of created, then id; skip records
+    already present. If any record fails verification nothing is written (exit 1)."""
+    from tools import ledger
+
+    git, rel, full = _repo_file(opts, "ledger")
+    records: list[dict[str, Any]] = []
+    failed = []
+    for path in files:
+        for i, record in enumerate(_read_receipt(path)):
+            problem = ledger.verify_record(record)
+            if problem:
+                failed.append(f"{path} record {i}: {problem}")
+            else:
+                records.append(record)
+    if failed:
+        for line in failed:
+            emit(f"FAIL {line}\n", err=True)
+        emit(f"nothing written to {rel}: {len(failed)} record(s) failed verification\n")
+        raise typer.Exit(EXIT_FAIL)
+    records.sort(key=lambda r: (r["created"], r["id"]))
+    written = append_ledger(git.root, full, rel, records)
+    skipped = len({r["id"] for r in records}) - len(written)
+    emit(f"merged {len(written)} record(s) into {rel}; {skipped} already present\n")
+
+
+def append_ledger(
+    root: Path, full: Path, rel: str, records: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """Append ``records`` to the ledger ``full`` (shown as ``rel``): what was written, its
+    notices said on stderr; a write that fails is exit 2 naming the ledger."""
+    from tools import ledger
+
+    try:
+        written = ledger.append_records(full, records, root=root)
+    except OSError as exc:
+        raise UsageError(f"cannot append: {exc.strerror}", where=rel) from None
+    for notice in getattr(written, "notices", []):
+        emit(f"notice: {notice}\n", err=True)
+    return written
+
+
+KindOpt = Annotated[str | None, typer.Option("--kind", help="Only records of this kind.")]
+IdOpt = Annotated[
+    str | None, typer.Option("--id", help="Only this record (an id or a unique prefix).")
+]
+
+
+def ledger_show(opts: Options, kind: KindOpt = None, rid: IdOpt = None) -> None:
+    """List records: id, created, kind (json: the records themselves)."""
+    _, rel, full = _repo_file(opts, "ledger")
+    if full.is_dir():
+        raise UsageError("is a directory, expected the ledger file", where=rel)
+    shown = _selected_records(full, rel, kind, rid)
+    if rid is not None and len({r["id"] for r in shown}) > 1:
+        raise UsageError(f"{rid!r} matches {len(shown)} records; give more of the id", where="--id")
+    if rid is not None and not shown:
+        raise UsageError(f"no record {rid!r} in {rel}", where="--id")
+    if opts.fmt == "json":
+        emit(json.dumps(shown, ensure_ascii=False, indent=None) + "\n")
+    elif rid is not None:
+        emit(json.dumps(shown[0], ensure_ascii=False, indent=2, sort_keys=True) + "\n")
+    else:
+        for record in shown:
+            emit(f"{record['id'][:12]}  {record['created']}  {record['kind']}\n")
+
+
+def _selected_records(
+    full: Path, rel: str, kind: str | None, rid: str | None
+) -> list[dict[str, Any]]:
+    """The ledger's records of ``kind`` whose id starts with ``rid`` (each given one); lines
+    that are no records are counted in one warning."""
+    from tools import ledger
+
+    shown: list[dict[str, Any]] = []
+    bad = 0
+    for _, item in ledger.read_records(full):
+        if isinstance(item, ledger.LineError):
+            bad += 1
+            continue
+        if kind is not None and item["kind"] != kind:
+            continue
+        if rid is not None and not item["id"].startswith(rid.lower()):
+            continue
+        shown.append(item)
+    if bad:
+        emit(
+            f"warning: {bad} line(s) of {rel} are not records; see `tools ledger verify`\n",
+            err=True,
+        )
+    return shown
+
+
+def register(app: typer.Typer) -> None:
+    gate = command(formats=REPORT, check=True, staged=True, range_=True)
+    index = new_app("The append-only issue index (.agents/issue-index.md).")
+    index.command("check")(gate(index_check))
+    index.command("append")(command(formats=TEXT)(index_append))
+    index.command("merge-driver")(index_merge_driver)
+    app.add_typer(index, name="index")
+    led = new_app("The evidence ledger (.agents/ledger.jsonl).")
+    led.command("verify")(gate(ledger_verify))
+    led.command("merge")(command(formats=TEXT)(ledger_merge))
+    led.command("show")(command(formats=TEXT_JSON)(ledger_show))
     app.add_typer(led, name="ledger")
 
 

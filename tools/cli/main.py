@@ -9,29 +9,30 @@ from __future__ import annotations
 import os
 import sys
 
-import typer  # noqa: E402
+import typer
 
-from tools import __version__  # noqa: E402
-from tools.cli import (  # noqa: E402
+from tools import __version__
+from tools.cli import (
     baseline,
-    checks,
     commit_gates,
     config_cmd,
+    conflicts,
     demo,
     docs,
-    end_early_interrupts,  # noqa: E402
+    end_early_interrupts,
     hooks,
     ledgers,
     links,
     merges,
     mutate,
+    now,
     numerics,
     preflight,
     ratchet,
     say_interrupted,
     spec,
 )
-from tools.cli.common import (  # noqa: E402
+from tools.cli.common import (
     ConfigFromOpt,
     ConfigOpt,
     FormatOpt,
@@ -66,7 +67,8 @@ def _globals(
 
 for _module in (
     preflight,
-    checks,
+    conflicts,
+    now,
     commit_gates,
     docs,
     links,

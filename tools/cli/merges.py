@@ -4,19 +4,20 @@ from __future__ import annotations
 
 import typer
 
-from tools.cli.common import command, new_app, run_gates
+from tools.cli.common import REPORT, command, new_app, run_gates
 from tools.options import Options
+
+
+def merges_check(opts: Options) -> None:
+    """Recompute git's merge of the parents of each two-parent merge of
+    merge-base(base, head)..head (or of one --commit) and compare it with the merge."""
+    opts.range_paths = False  # merges are recomputed by git; the range's paths go unused
+    run_gates(opts, ["merges"])
 
 
 def register(app: typer.Typer) -> None:
     merges = new_app("Merges that introduce nothing but their merge (evil merges, resolutions).")
-
-    @merges.command("check")
-    @command(check=True, range_=True, commit=True)
-    def merges_check(opts: Options) -> None:
-        """Recompute git's merge of the parents of each two-parent merge of
-        merge-base(base, head)..head (or of one --commit) and compare it with the merge."""
-        opts.range_paths = False  # merges are recomputed by git; the range's paths go unused
-        run_gates(opts, ["merges"])
-
+    merges.command("check")(
+        command(formats=REPORT, check=True, range_=True, commit=True)(merges_check)
+    )
     app.add_typer(merges, name="merges")

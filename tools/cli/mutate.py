@@ -6,7 +6,7 @@ NO-BUILD, KILLED, EMPTY, STALE, NO-QUIET-WINDOW and ENV-FAULT without an ``expec
 that did not verify, an ``inplace-conflict``, or a table that could not be rendered; 2 a bad
 plan or argument; 130 / 143 when interrupted (every worktree removed, the working tree
 restored, nothing recorded).
-Everything heavy loads inside the commands.
+Everything heavy loads inside the commands, for start-up speed (not to hide an import circle).
 """
 
 from __future__ import annotations
@@ -18,12 +18,14 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from tools.cli.common import EXIT_FAIL, command, emit, new_app
+from tools.cli.common import EXIT_FAIL, JSON, TEXT_JSON, command, emit, environment_error, new_app
+from tools.cli.ledgers import append_ledger
 from tools.errors import UsageError
 from tools.options import Options
 
 if TYPE_CHECKING:
     from tools.git import Git
+    from tools.mutate.plan import Arm, Plan
 
 
 def _end_groups(git: Git) -> None:
@@ -78,22 +80,14 @@ def _outputs_inside(git: Git, *paths: Path | None) -> None:
             refuse_links(path, git.root)
 
 
-def _append(git: Git, path: Path, rel: str, records: list[dict[str, Any]]) -> None:
-    from tools import ledger
-
-    try:
-        written = ledger.append_records(path, records, root=git.root)
-    except OSError as exc:
-        raise UsageError(f"cannot append: {exc.strerror}", where=rel) from None
-    for notice in getattr(written, "notices", []):
-        emit(f"notice: {notice}\n", err=True)
-
-
-def _render(git: Git, spec: str, record: dict[str, Any], lookup: Any) -> str | None:
-    """Render into ``spec``; the line to print, or None after printing an error."""
-    from tools.cli.common import environment_error
+def _render(
+    git: Git, spec: str, record: dict[str, Any], ledger_path: Path, new: list[dict[str, Any]]
+) -> str | None:
+    """Render ``record`` into ``spec``, looking its records up in the ledger and ``new``; the
+    line to print, or None after printing an error."""
     from tools.mutate import spec_table
 
+    lookup = spec_table.ledger_lookup(ledger_path, new)
     try:
         changed = spec_table.render(git.root, spec, record, lookup)
     except spec_table.RendererUnavailable as exc:
@@ -110,6 +104,25 @@ def _render(git: Git, spec: str, record: dict[str, Any], lookup: Any) -> str | N
         emit(f"error: the evidence table of {spec} was not written: {message}\n", err=True)
         return None
     return f"spec: {spec}: evidence table " + ("rendered" if changed else "already current")
+
+
+def _table_failed(
+    lines: list[str],
+    git: Git,
+    spec: str | None,
+    record: dict[str, Any],
+    ledger_path: Path,
+    new: list[dict[str, Any]],
+) -> bool:
+    """With a ``spec``, render its evidence table and add the line that says so to ``lines``;
+    True when the table could not be written (said on stderr)."""
+    if not spec:
+        return False
+    note = _render(git, spec, record, ledger_path, new)
+    if note is None:
+        return True
+    lines.append(note)
+    return False
 
 
 def _applied(p: dict[str, Any]) -> str:
@@ -199,338 +212,305 @@ def _interrupted(exc: BaseException, what: str) -> typer.Exit:
     return typer.Exit(exit_status(exc))
 
 
+PlanArg = Annotated[Path, typer.Argument(metavar="PLAN", help="The plan (YAML).")]
+ArmOpt = Annotated[list[str] | None, typer.Option("--arm", help="Run only this arm (repeatable).")]
+JobsOpt = Annotated[int, typer.Option("-j", "--jobs", min=1, help="Arms run at once (worktrees).")]
+InPlaceOpt = Annotated[
+    bool, typer.Option("--in-place", help="Run in the working tree (builds that cannot move).")
+]
+ReceiptOpt = Annotated[
+    Path | None,
+    typer.Option("--receipt", help="Write the arm records to this file, not the ledger."),
+]
+
+
+def mutate_run(
+    opts: Options,
+    plan_file: PlanArg,
+    arms: ArmOpt = None,
+    jobs: JobsOpt = 1,
+    in_place: InPlaceOpt = False,
+    receipt: ReceiptOpt = None,
+) -> None:
+    """Run the plan's arms: apply, prove, build, test, restore; record every arm and the
+    run in the ledger and render the spec's evidence table."""
+    from tools import ledger
+    from tools.mutate import plan as plan_mod
+    from tools.mutate import records as rec
+    from tools.mutate import runner
+
+    git = _prelude(opts)
+    plan = plan_mod.load(git, plan_file)
+    names = list(arms or [])
+    for name in names:
+        if plan.arm(name) is None:
+            raise UsageError(
+                f"the plan has no arm {name!r}",
+                where="--arm",
+                expected="one of " + ", ".join(a.name for a in plan.arms),
+            )
+    if in_place and jobs > 1:
+        raise UsageError("--in-place runs one arm at a time", where="-j")
+    ledger_path, ledger_rel = (None, None) if receipt else _ledger_path(git, opts)
+    rec_path = None
+    if receipt is not None:
+        rec_path = receipt if receipt.is_absolute() else Path.cwd() / receipt
+    spec_path = git.root / plan.spec if plan.spec and receipt is None else None
+    _outputs_inside(git, ledger_path, spec_path, rec_path)
+    payloads = _run_arms(opts, git, plan, runner.order(plan, names or None), in_place, jobs)
+    control = plan.control.name if plan.control else None
+    ctrl = next((p for p in payloads if p["arm"] == control), None)
+    if ctrl is None and plan.artifacts:
+        from tools.mutate.receipts import ledger_control
+
+        ctrl = ledger_control(plan, _ledger_path(git, opts)[0])
+    rec.judge_stale(payloads, ctrl)
+    rec.anchor(payloads, control)
+    records = [ledger.make_record("mutation-arm", p) for p in rec.in_plan_order(plan, payloads)]
+    mode = "in place" if in_place else f"worktrees, -j {jobs}"
+    lines = [f"plan {plan.path} at {plan.base[:12]} ({len(records)} arm(s), {mode})"]
+    lines += _arm_lines(records)
+    render_failed = False
+    run_record = None
+    if rec_path is not None:
+        from tools.mutate.receipts import write_receipt
+
+        write_receipt(rec_path, records, root=git.root)
+        lines.append(f"receipt: {len(records)} mutation-arm record(s) written to {receipt}")
+    else:
+        assert ledger_path is not None and ledger_rel is not None
+        run_record = ledger.make_record("mutation-run", rec.run_payload(plan, records))
+        new = [*records, run_record]
+        append_ledger(git.root, ledger_path, ledger_rel, new)
+        lines.append(
+            f"ledger: {len(records)} mutation-arm record(s) and mutation-run "
+            f"{run_record['id']} appended to {ledger_rel}"
+        )
+        render_failed = _table_failed(lines, git, plan.spec, run_record, ledger_path, new)
+    payload = {"run": run_record, "arms": records}
+    _finish(opts, lines, rec.failures(records), payload, render_failed=render_failed)
+
+
+def _run_arms(
+    opts: Options, git: Git, plan: Plan, selected: list[Arm], in_place: bool, jobs: int
+) -> list[dict[str, Any]]:
+    """Run the selected arms (in place, or in worktrees ``jobs`` at once) and return their
+    payloads; an interrupt ends the command, every worktree removed, nothing recorded."""
+    from tools.mutate import runner
+    from tools.mutate.proc import Interrupted, Registry, interrupts, journal
+
+    progress = _progress(opts)
+    where: dict[str, Any] = {
+        "repo_root": git.root,
+        "tools_dir": git.tools_dir(),
+        "registry": Registry(),
+        "progress": progress,
+    }
+    try:
+        with interrupts(), journal(git.tools_dir()):
+            if in_place:
+                payloads = runner.run_in_place(plan, selected, **where)
+            else:
+                payloads = runner.run_in_worktrees(plan, selected, jobs=jobs, **where)
+    except (KeyboardInterrupt, Interrupted) as exc:
+        stopped = progress.interrupted()
+        progress.close()
+        said = "the working tree restored" if in_place else "every worktree removed"
+        if in_place:
+            from tools.mutate.inplace import conflicts
+
+            held = conflicts(git.tools_dir())
+            if held:
+                _conflicts_out(held)
+                said = "the working tree restored but for the file(s) in conflict"
+        arms_said = f"arm(s) {', '.join(stopped)} interrupted; " if stopped else ""
+        raise _interrupted(exc, f"{arms_said}{said}; nothing recorded") from None
+    progress.close()
+    return payloads
+
+
+def mutate_matrix(opts: Options, plan_file: PlanArg) -> None:
+    """Print the arms as a GitHub Actions strategy.matrix: {"arm": [names…]}."""
+    from tools.mutate import plan as plan_mod
+    from tools.mutate.receipts import matrix
+
+    git = _prelude(opts)
+    plan = plan_mod.load(git, plan_file)
+    emit(json.dumps(matrix(plan), ensure_ascii=False) + "\n")
+
+
+def mutate_collect(opts: Options, plan_file: PlanArg) -> None:
+    """Build the run record from the plan's arm records in the ledger (merged receipts),
+    decide UNANCHORED, append, and render the spec's evidence table."""
+    from tools.mutate import plan as plan_mod
+    from tools.mutate import records as rec
+    from tools.mutate.receipts import collect
+
+    git = _prelude(opts)
+    plan = plan_mod.load(git, plan_file)
+    ledger_path, ledger_rel = _ledger_path(git, opts)
+    _outputs_inside(git, ledger_path, git.root / plan.spec if plan.spec else None)
+    got = collect(plan, ledger_path)
+    if got.missing:
+        emit(
+            f"error: {ledger_rel} has no mutation-arm record of plan {plan.path} "
+            f"(sha256 {plan.sha256[:12]}) at base {plan.base[:12]} for arm(s) "
+            f"{', '.join(got.missing)}; nothing written\n",
+            err=True,
+        )
+        raise typer.Exit(EXIT_FAIL)
+    assert got.run is not None
+    append_ledger(git.root, ledger_path, ledger_rel, got.new)
+    lines = [f"plan {plan.path} at {plan.base[:12]} ({len(got.arms)} arm(s), collected)"]
+    lines += _arm_lines(got.arms)
+    extra = f" ({got.superseded} arm record(s) re-judged)" if got.superseded else ""
+    lines.append(f"ledger: mutation-run {got.run['id']} appended to {ledger_rel}{extra}")
+    render_failed = _table_failed(lines, git, plan.spec, got.run, ledger_path, got.new)
+    payload = {"run": got.run, "arms": got.arms}
+    _finish(opts, lines, rec.failures(got.arms), payload, render_failed=render_failed)
+
+
+DiscardOpt = Annotated[
+    bool,
+    typer.Option(
+        "--discard",
+        help="Drop the recovery record without touching the working tree (once you "
+        "have decided what a file in conflict keeps).",
+    ),
+]
+
+
+def mutate_recover(opts: Options, discard: DiscardOpt = False) -> None:
+    """Finish a pending in-place restore (left by a run that died mid-arm) and say what
+    it did; "nothing pending" when there is none. A file changed since its mutant was
+    written is left as it is (inplace-conflict, exit 1) until --discard."""
+    from tools.git import Git
+    from tools.mutate import inplace
+
+    git = Git(opts.repo)
+    tools_dir = git.tools_dir()
+    _end_groups(git)
+    pending = inplace.pending_paths(tools_dir)
+    if pending is None:
+        _said(opts, {"pending": False, "restored": []}, ["nothing pending"])
+        return
+    done = (inplace.discard if discard else inplace.recover)(git.root, tools_dir)
+    if done.busy:
+        # A live in-place run holds the lock: its files are its own to restore.
+        emit(
+            "error: an --in-place run is still in progress in this tree (it holds the "
+            f"lock); it restores {', '.join(pending) or 'its files'} itself\n",
+            err=True,
+        )
+        raise typer.Exit(EXIT_FAIL)
+    lines = [*done.notices, *(f"restored: {path}" for path in done.restored)]
+    payload: dict[str, Any] = {
+        "pending": True,
+        "restored": done.restored,
+        "notices": done.notices,
+        "conflicts": [c.record() for c in done.conflicts],
+    }
+    if discard:
+        payload["discarded"] = True
+    if done.conflicts:
+        _conflicts_out(done.conflicts)
+        lines.append(
+            f"{len(done.conflicts)} file(s) in conflict left as they are; the record stays "
+            "until `tools mutate recover --discard`"
+        )
+        _said(opts, payload, lines)
+        raise typer.Exit(EXIT_FAIL)
+    _said(opts, payload, lines)
+
+
+GoodOpt = Annotated[str, typer.Option("--good", help="A commit where the test passes.")]
+BadOpt = Annotated[str, typer.Option("--bad", help="A later commit where it fails.")]
+TestOpt = Annotated[str, typer.Option("--test", help="Shell command: exit 0 = pass.")]
+BuildOpt = Annotated[
+    str | None, typer.Option("--build", help="Shell command run before each test.")
+]
+PathOpt = Annotated[
+    list[str] | None,
+    typer.Option("--path", help="Paths to revert (default: all the commit touched)."),
+]
+SpecOpt = Annotated[
+    str | None, typer.Option("--spec", help="Render the evidence table into this spec.")
+]
+TimeoutOpt = Annotated[
+    float, typer.Option("--timeout", min=0.001, help="Seconds per build or test step.")
+]
+ArtifactOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--artifact",
+        help="A build output hashed per step; unchanged from another commit's: STALE.",
+    ),
+]
+EmptyWhenOpt = Annotated[
+    str | None,
+    typer.Option("--empty-when", help="Regex: a passing test matching it ran nothing."),
+]
+MaxLoadOpt = Annotated[
+    float | None,
+    typer.Option("--max-load", help="Start a step only at this 1-minute load per CPU."),
+]
+QuietWaitOpt = Annotated[
+    float, typer.Option("--quiet-wait", min=0, help="Seconds a step waits for --max-load.")
+]
+
+
+def attribute(
+    opts: Options,
+    good: GoodOpt,
+    bad: BadOpt,
+    test: TestOpt,
+    build: BuildOpt = None,
+    paths: PathOpt = None,
+    spec: SpecOpt = None,
+    timeout: TimeoutOpt = 1800.0,
+    artifacts: ArtifactOpt = None,
+    empty_when: EmptyWhenOpt = None,
+    max_load: MaxLoadOpt = None,
+    quiet_wait: QuietWaitOpt = 0.0,
+) -> None:
+    """Bisect good..bad in a worktree (a build failure is a skip), then prove the first bad
+    commit both ways at bad: reverting its paths turns the test green, restoring them red."""
+    from tools import attribute as attr
+    from tools import ledger
+    from tools.mutate.plan import Quiet
+    from tools.mutate.proc import Interrupted, interrupts, journal
+
+    git = _prelude(opts)
+    quiet = None if max_load is None else Quiet(max_load, quiet_wait)
+    job = attr.prepare(
+        git, good=good, bad=bad, test=test, build=build, paths=paths, spec=spec,
+        artifacts=artifacts, empty_when=empty_when, quiet=quiet,
+    )  # fmt: skip
+    ledger_path, ledger_rel = _ledger_path(git, opts)
+
+    def progress(line: str) -> None:
+        emit(f"attribute: {line}\n", err=True)
+
+    try:
+        with interrupts(), journal(git.tools_dir()):
+            payload = attr.run(job, git, timeout=timeout, note=progress)
+    except (KeyboardInterrupt, Interrupted) as exc:
+        raise _interrupted(exc, "the worktree removed; nothing recorded") from None
+    record = ledger.make_record("attribution", payload)
+    append_ledger(git.root, ledger_path, ledger_rel, [record])
+    lines = attr.describe(payload)
+    lines.append(f"ledger: attribution {record['id']} appended to {ledger_rel}")
+    render_failed = _table_failed(lines, git, spec, record, ledger_path, [record])
+    failures = [] if payload["verdict"] == "ATTRIBUTED" else [str(payload["reason"])]
+    _finish(opts, lines, failures, {"attribution": record}, render_failed=render_failed)
+
+
 def register(app: typer.Typer) -> None:
     mutate = new_app("Mutation-attribution experiments (plans in YAML; SPEC §6).")
-
-    @mutate.command("run")
-    @command()
-    def mutate_run(
-        opts: Options,
-        plan_file: Annotated[Path, typer.Argument(metavar="PLAN", help="The plan (YAML).")],
-        arms: Annotated[
-            list[str] | None, typer.Option("--arm", help="Run only this arm (repeatable).")
-        ] = None,
-        jobs: Annotated[
-            int, typer.Option("-j", "--jobs", min=1, help="Arms run at once (worktrees).")
-        ] = 1,
-        in_place: Annotated[
-            bool,
-            typer.Option("--in-place", help="Run in the working tree (builds that cannot move)."),
-        ] = False,
-        receipt: Annotated[
-            Path | None,
-            typer.Option("--receipt", help="Write the arm records to this file, not the ledger."),
-        ] = None,
-    ) -> None:
-        """Run the plan's arms: apply, prove, build, test, restore; record every arm and the
-        run in the ledger and render the spec's evidence table."""
-        from tools import ledger
-        from tools.mutate import plan as plan_mod
-        from tools.mutate import records as rec
-        from tools.mutate import runner, spec_table
-        from tools.mutate.proc import Interrupted, Registry, interrupts, journal
-
-        git = _prelude(opts)
-        plan = plan_mod.load(git, plan_file)
-        names = list(arms or [])
-        for name in names:
-            if plan.arm(name) is None:
-                raise UsageError(
-                    f"the plan has no arm {name!r}",
-                    where="--arm",
-                    expected="one of " + ", ".join(a.name for a in plan.arms),
-                )
-        if in_place and jobs > 1:
-            raise UsageError("--in-place runs one arm at a time", where="-j")
-        ledger_path, ledger_rel = (None, None) if receipt else _ledger_path(git, opts)
-        rec_path = None
-        if receipt is not None:
-            rec_path = receipt if receipt.is_absolute() else Path.cwd() / receipt
-        spec_path = git.root / plan.spec if plan.spec and receipt is None else None
-        _outputs_inside(git, ledger_path, spec_path, rec_path)
-        selected = runner.order(plan, names or None)
-        registry = Registry()
-        progress = _progress(opts)
-        try:
-            with interrupts(), journal(git.tools_dir()):
-                if in_place:
-                    payloads = runner.run_in_place(
-                        plan,
-                        selected,
-                        repo_root=git.root,
-                        tools_dir=git.tools_dir(),
-                        registry=registry,
-                        progress=progress,
-                    )
-                else:
-                    payloads = runner.run_in_worktrees(
-                        plan,
-                        selected,
-                        repo_root=git.root,
-                        tools_dir=git.tools_dir(),
-                        jobs=jobs,
-                        registry=registry,
-                        progress=progress,
-                    )
-        except (KeyboardInterrupt, Interrupted) as exc:
-            stopped = progress.interrupted()
-            progress.close()
-            where = "the working tree restored" if in_place else "every worktree removed"
-            if in_place:
-                from tools.mutate.inplace import conflicts
-
-                held = conflicts(git.tools_dir())
-                if held:
-                    _conflicts_out(held)
-                    where = "the working tree restored but for the file(s) in conflict"
-            arms_said = f"arm(s) {', '.join(stopped)} interrupted; " if stopped else ""
-            raise _interrupted(exc, f"{arms_said}{where}; nothing recorded") from None
-        progress.close()
-        control = plan.control.name if plan.control else None
-        ctrl = next((p for p in payloads if p["arm"] == control), None)
-        if ctrl is None and plan.artifacts:
-            from tools.mutate.receipts import ledger_control
-
-            ctrl = ledger_control(plan, _ledger_path(git, opts)[0])
-        rec.judge_stale(payloads, ctrl)
-        rec.anchor(payloads, control)
-        records = [ledger.make_record("mutation-arm", p) for p in rec.in_plan_order(plan, payloads)]
-        failures = rec.failures(records)
-        mode = "in place" if in_place else f"worktrees, -j {jobs}"
-        lines = [f"plan {plan.path} at {plan.base[:12]} ({len(records)} arm(s), {mode})"]
-        lines += _arm_lines(records)
-        render_failed = False
-        run_record = None
-        if receipt is not None:
-            assert rec_path is not None
-            from tools.mutate.receipts import write_receipt
-
-            write_receipt(rec_path, records, root=git.root)
-            lines.append(f"receipt: {len(records)} mutation-arm record(s) written to {receipt}")
-        else:
-            assert ledger_path is not None and ledger_rel is not None
-            run_record = ledger.make_record("mutation-run", rec.run_payload(plan, records))
-            _append(git, ledger_path, ledger_rel, [*records, run_record])
-            lines.append(
-                f"ledger: {len(records)} mutation-arm record(s) and mutation-run "
-                f"{run_record['id']} appended to {ledger_rel}"
-            )
-            if plan.spec:
-                lookup = spec_table.ledger_lookup(ledger_path, [*records, run_record])
-                note = _render(git, plan.spec, run_record, lookup)
-                if note is None:
-                    render_failed = True
-                else:
-                    lines.append(note)
-        _finish(
-            opts,
-            lines,
-            failures,
-            {"run": run_record, "arms": records},
-            render_failed=render_failed,
-        )
-
-    @mutate.command("matrix")
-    @command()
-    def mutate_matrix(
-        opts: Options,
-        plan_file: Annotated[Path, typer.Argument(metavar="PLAN", help="The plan (YAML).")],
-    ) -> None:
-        """Print the arms as a GitHub Actions strategy.matrix: {"arm": [names…]}."""
-        from tools.mutate import plan as plan_mod
-        from tools.mutate.receipts import matrix
-
-        git = _prelude(opts)
-        plan = plan_mod.load(git, plan_file)
-        emit(json.dumps(matrix(plan), ensure_ascii=False) + "\n")
-
-    @mutate.command("collect")
-    @command()
-    def mutate_collect(
-        opts: Options,
-        plan_file: Annotated[Path, typer.Argument(metavar="PLAN", help="The plan (YAML).")],
-    ) -> None:
-        """Build the run record from the plan's arm records in the ledger (merged receipts),
-        decide UNANCHORED, append, and render the spec's evidence table."""
-        from tools.mutate import plan as plan_mod
-        from tools.mutate import records as rec
-        from tools.mutate import spec_table
-        from tools.mutate.receipts import collect
-
-        git = _prelude(opts)
-        plan = plan_mod.load(git, plan_file)
-        ledger_path, ledger_rel = _ledger_path(git, opts)
-        _outputs_inside(git, ledger_path, git.root / plan.spec if plan.spec else None)
-        got = collect(plan, ledger_path)
-        if got.missing:
-            emit(
-                f"error: {ledger_rel} has no mutation-arm record of plan {plan.path} "
-                f"(sha256 {plan.sha256[:12]}) at base {plan.base[:12]} for arm(s) "
-                f"{', '.join(got.missing)}; nothing written\n",
-                err=True,
-            )
-            raise typer.Exit(EXIT_FAIL)
-        assert got.run is not None
-        _append(git, ledger_path, ledger_rel, got.new)
-        lines = [f"plan {plan.path} at {plan.base[:12]} ({len(got.arms)} arm(s), collected)"]
-        lines += _arm_lines(got.arms)
-        extra = f" ({got.superseded} arm record(s) re-judged)" if got.superseded else ""
-        lines.append(f"ledger: mutation-run {got.run['id']} appended to {ledger_rel}{extra}")
-        render_failed = False
-        if plan.spec:
-            lookup = spec_table.ledger_lookup(ledger_path, got.new)
-            note = _render(git, plan.spec, got.run, lookup)
-            if note is None:
-                render_failed = True
-            else:
-                lines.append(note)
-        _finish(
-            opts,
-            lines,
-            rec.failures(got.arms),
-            {"run": got.run, "arms": got.arms},
-            render_failed=render_failed,
-        )
-
-    @mutate.command("recover")
-    @command()
-    def mutate_recover(
-        opts: Options,
-        discard: Annotated[
-            bool,
-            typer.Option(
-                "--discard",
-                help="Drop the recovery record without touching the working tree (once you "
-                "have decided what a file in conflict keeps).",
-            ),
-        ] = False,
-    ) -> None:
-        """Finish a pending in-place restore (left by a run that died mid-arm) and say what
-        it did; "nothing pending" when there is none. A file changed since its mutant was
-        written is left as it is (inplace-conflict, exit 1) until --discard."""
-        from tools.git import Git
-        from tools.mutate import inplace
-
-        git = Git(opts.repo)
-        tools_dir = git.tools_dir()
-        _end_groups(git)
-        pending = inplace.pending_paths(tools_dir)
-        if pending is None:
-            _said(opts, {"pending": False, "restored": []}, ["nothing pending"])
-            return
-        done = (inplace.discard if discard else inplace.recover)(git.root, tools_dir)
-        if done.busy:
-            # A live in-place run holds the lock: its files are its own to restore.
-            emit(
-                "error: an --in-place run is still in progress in this tree (it holds the "
-                f"lock); it restores {', '.join(pending) or 'its files'} itself\n",
-                err=True,
-            )
-            raise typer.Exit(EXIT_FAIL)
-        lines = [*done.notices, *(f"restored: {path}" for path in done.restored)]
-        payload: dict[str, Any] = {
-            "pending": True,
-            "restored": done.restored,
-            "notices": done.notices,
-            "conflicts": [c.record() for c in done.conflicts],
-        }
-        if discard:
-            payload["discarded"] = True
-        if done.conflicts:
-            _conflicts_out(done.conflicts)
-            lines.append(
-                f"{len(done.conflicts)} file(s) in conflict left as they are; the record stays "
-                "until `tools mutate recover --discard`"
-            )
-            _said(opts, payload, lines)
-            raise typer.Exit(EXIT_FAIL)
-        _said(opts, payload, lines)
-
+    own = command(formats=TEXT_JSON)
+    mutate.command("run")(own(mutate_run))
+    mutate.command("matrix")(command(formats=JSON)(mutate_matrix))
+    mutate.command("collect")(own(mutate_collect))
+    mutate.command("recover")(own(mutate_recover))
     app.add_typer(mutate, name="mutate")
-
-    @app.command("attribute")
-    @command()
-    def attribute(
-        opts: Options,
-        good: Annotated[str, typer.Option("--good", help="A commit where the test passes.")],
-        bad: Annotated[str, typer.Option("--bad", help="A later commit where it fails.")],
-        test: Annotated[str, typer.Option("--test", help="Shell command: exit 0 = pass.")],
-        build: Annotated[
-            str | None, typer.Option("--build", help="Shell command run before each test.")
-        ] = None,
-        paths: Annotated[
-            list[str] | None,
-            typer.Option("--path", help="Paths to revert (default: all the commit touched)."),
-        ] = None,
-        spec: Annotated[
-            str | None, typer.Option("--spec", help="Render the evidence table into this spec.")
-        ] = None,
-        timeout: Annotated[
-            float, typer.Option("--timeout", min=0.001, help="Seconds per build or test step.")
-        ] = 1800.0,
-        artifacts: Annotated[
-            list[str] | None,
-            typer.Option(
-                "--artifact",
-                help="A build output hashed per step; unchanged from another commit's: STALE.",
-            ),
-        ] = None,
-        empty_when: Annotated[
-            str | None,
-            typer.Option("--empty-when", help="Regex: a passing test matching it ran nothing."),
-        ] = None,
-        max_load: Annotated[
-            float | None,
-            typer.Option("--max-load", help="Start a step only at this 1-minute load per CPU."),
-        ] = None,
-        quiet_wait: Annotated[
-            float,
-            typer.Option("--quiet-wait", min=0, help="Seconds a step waits for --max-load."),
-        ] = 0.0,
-    ) -> None:
-        """Bisect good..bad in a worktree (a build failure is a skip), then prove the first bad
-        commit both ways at bad: reverting its paths turns the test green, restoring them red."""
-        from tools import attribute as attr
-        from tools import ledger
-        from tools.mutate import spec_table
-        from tools.mutate.proc import Interrupted, interrupts, journal
-
-        git = _prelude(opts)
-        from tools.mutate.plan import Quiet
-
-        job = attr.prepare(
-            git,
-            good=good,
-            bad=bad,
-            test=test,
-            build=build,
-            paths=paths,
-            spec=spec,
-            artifacts=artifacts,
-            empty_when=empty_when,
-            quiet=None if max_load is None else Quiet(max_load, quiet_wait),
-        )
-        ledger_path, ledger_rel = _ledger_path(git, opts)
-
-        def progress(line: str) -> None:
-            emit(f"attribute: {line}\n", err=True)
-
-        try:
-            with interrupts(), journal(git.tools_dir()):
-                payload = attr.run(job, git, timeout=timeout, note=progress)
-        except (KeyboardInterrupt, Interrupted) as exc:
-            raise _interrupted(exc, "the worktree removed; nothing recorded") from None
-        record = ledger.make_record("attribution", payload)
-        _append(git, ledger_path, ledger_rel, [record])
-        lines = attr.describe(payload)
-        lines.append(f"ledger: attribution {record['id']} appended to {ledger_rel}")
-        render_failed = False
-        if spec:
-            lookup = spec_table.ledger_lookup(ledger_path, [record])
-            note = _render(git, spec, record, lookup)
-            if note is None:
-                render_failed = True
-            else:
-                lines.append(note)
-        failures = [] if payload["verdict"] == "ATTRIBUTED" else [str(payload["reason"])]
-        _finish(opts, lines, failures, {"attribution": record}, render_failed=render_failed)
+    app.command("attribute")(own(attribute))

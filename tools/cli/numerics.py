@@ -2,16 +2,19 @@
 
 These are the only commands that import torch and numpy, and only inside their bodies: this
 module itself imports neither, so ``tools --help`` and every other command stay torch-free.
+Imports inside the functions are there for start-up speed (``tools --version`` loads none of
+them), not to hide an import circle.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from tools.cli.common import command, emit, finish, new_app
+from tools.cli.common import REPORT, TEXT, command, emit, finish, new_app
 from tools.errors import UsageError
 from tools.options import Options
 from tools.report import GateResult, Report
@@ -62,122 +65,126 @@ def _record(ctx: Context, result: GateResult, kind: str, payload: dict[str, Any]
     result.stats["ledger_record"] = {"kind": kind, "id": rid, "ledger": ledger}
 
 
-def register(app: typer.Typer) -> None:
-    golden = new_app("Golden cases of the repository's kernels (goldens/<case>/manifest.yaml).")
+def golden_check(
+    opts: Options,
+    cases: Annotated[
+        list[str] | None, typer.Argument(help="Case names (default: every case).")
+    ] = None,
+) -> None:
+    """Verify hashes and shapes, recompute each case with the current kernel, compare."""
+    _need_numerics()
+    from tools.numerics import goldens
 
-    @golden.command("check")
-    @command(check=True)
-    def golden_check(
-        opts: Options,
-        cases: Annotated[
-            list[str] | None, typer.Argument(help="Case names (default: every case).")
-        ] = None,
-    ) -> None:
-        """Verify hashes and shapes, recompute each case with the current kernel, compare."""
-        _need_numerics()
-        from tools.numerics import goldens
+    ctx = _context(opts)
+    finish(Report([goldens.check(ctx.config, ctx.root, list(cases or []))]), opts)
 
-        ctx = _context(opts)
-        finish(Report([goldens.check(ctx.config, ctx.root, list(cases or []))]), opts)
 
-    @golden.command("explain")
-    @command(check=True)
-    def golden_explain(
-        opts: Options, case: Annotated[str, typer.Argument(help="The case name.")]
-    ) -> None:
-        """Evaluate every registered variant of the case's op: which reproduces the golden
-        bit-exactly, and each one's max abs error and worst margin."""
-        _need_numerics()
-        from tools.numerics import goldens
+CaseArg = Annotated[str, typer.Argument(help="The case name.")]
 
-        ctx = _context(opts)
-        result, evaluations = goldens.explain(ctx.config, ctx.root, case)
-        if opts.fmt == "text" and evaluations:
-            emit(
-                goldens.polarity_table(
-                    case, str(result.stats.get("op")), result.stats.get("variant"), evaluations
-                )
+
+def golden_explain(opts: Options, case: CaseArg) -> None:
+    """Evaluate every registered variant of the case's op: which reproduces the golden
+    bit-exactly, and each one's max abs error and worst margin."""
+    _need_numerics()
+    from tools.numerics import goldens
+
+    ctx = _context(opts)
+    result, evaluations = goldens.explain(ctx.config, ctx.root, case)
+    if opts.fmt == "text" and evaluations:
+        emit(
+            goldens.polarity_table(
+                case, str(result.stats.get("op")), result.stats.get("variant"), evaluations
             )
-        finish(Report([result]), opts)
+        )
+    finish(Report([result]), opts)
 
-    @golden.command("capture")
-    @command()
-    def golden_capture(
-        opts: Options,
-        case: Annotated[str, typer.Argument(help="The case name.")],
-        force: Annotated[bool, typer.Option("--force", help="Overwrite a captured case.")] = False,
-    ) -> None:
-        """(Re)generate a case from its seed and record a golden-capture ledger record."""
-        _need_numerics()
-        from tools.numerics import goldens
 
-        ctx = _context(opts)
-        payload = goldens.capture(ctx.config, ctx.root, case, force=force)
-        rid, ledger = _append(ctx, "golden-capture", payload)
-        lines = [
-            f"captured {case}: {payload['op']}"
-            + (f" variant {payload['variant']}" if payload["variant"] else "")
-            + f", seed {payload['seed']}, {payload['generator']}"
-        ]
-        lines += [f"  {name}  sha256 {sha}" for name, sha in payload["files"].items()]
-        lines.append(f"ledger: golden-capture record {rid} in {ledger}")
-        emit("\n".join(lines) + "\n")
+ForceOpt = Annotated[bool, typer.Option("--force", help="Overwrite a captured case.")]
 
-    numerics = new_app("Numerical admission gates (grid-tie, top-p kept counts).")
 
-    @numerics.command("grid-tie")
-    @command(check=True)
-    def grid_tie(
-        opts: Options,
-        evidence: Annotated[Path, typer.Argument(help="Evidence JSON (tools.grid-tie/1).")],
-        no_record: NoRecord = False,
-    ) -> None:
-        """PASS only if every divergent prompt is explained by a BF16 logit grid tie."""
-        _need_numerics()
+def golden_capture(opts: Options, case: CaseArg, force: ForceOpt = False) -> None:
+    """(Re)generate a case from its seed and record a golden-capture ledger record."""
+    _need_numerics()
+    from tools.numerics import goldens
+
+    ctx = _context(opts)
+    payload = goldens.capture(ctx.config, ctx.root, case, force=force)
+    rid, ledger = _append(ctx, "golden-capture", payload)
+    lines = [
+        f"captured {case}: {payload['op']}"
+        + (f" variant {payload['variant']}" if payload["variant"] else "")
+        + f", seed {payload['seed']}, {payload['generator']}"
+    ]
+    lines += [f"  {name}  sha256 {sha}" for name, sha in payload["files"].items()]
+    lines.append(f"ledger: golden-capture record {rid} in {ledger}")
+    emit("\n".join(lines) + "\n")
+
+
+_GRID_TIE_STATS = ("verdict", "reasons", "divergent", "max_divergent", "top_n", "prompts")
+
+# A judge of one input file: (the gate result, what its ledger record holds), given the
+# context and the file as the report names it; the record is built only when it is appended.
+Judge = Callable[["Context", str], tuple[GateResult, Callable[[], dict[str, Any]]]]
+
+
+def _admission(opts: Options, path: Path, kind: str, no_record: bool, judge: Judge) -> None:
+    """Judge one input file, append the run's ledger record unless --no-record, report."""
+    _need_numerics()
+    from tools.numerics.common import display
+
+    ctx = _context(opts)
+    result, payload = judge(ctx, display(path, ctx.root))
+    if not no_record:
+        _record(ctx, result, kind, payload())
+    finish(Report([result]), opts)
+
+
+def grid_tie(
+    opts: Options,
+    evidence: Annotated[Path, typer.Argument(help="Evidence JSON (tools.grid-tie/1).")],
+    no_record: NoRecord = False,
+) -> None:
+    """PASS only if every divergent prompt is explained by a BF16 logit grid tie."""
+
+    def judge(ctx: Context, where: str) -> tuple[GateResult, Callable[[], dict[str, Any]]]:
         from tools.numerics import gridtie
-        from tools.numerics.common import display, sha256_file
+        from tools.numerics.common import sha256_file
 
-        ctx = _context(opts)
-        where = display(evidence, ctx.root)
         result = gridtie.run_file(evidence, where)
-        if not no_record:
-            payload = {
-                "evidence": where,
-                "evidence_sha256": sha256_file(evidence),
-                "rule": gridtie.REGISTERED_RULE,
-                **{
-                    k: result.stats[k]
-                    for k in (
-                        "verdict",
-                        "reasons",
-                        "divergent",
-                        "max_divergent",
-                        "top_n",
-                        "prompts",
-                    )
-                },
-            }
-            _record(ctx, result, "grid-tie", payload)
-        finish(Report([result]), opts)
+        return result, lambda: {
+            "evidence": where,
+            "evidence_sha256": sha256_file(evidence),
+            "rule": gridtie.REGISTERED_RULE,
+            **{k: result.stats[k] for k in _GRID_TIE_STATS},
+        }
 
-    @numerics.command("topp-count")
-    @command(check=True)
-    def topp_count(
-        opts: Options,
-        plan: Annotated[Path, typer.Argument(help="The plan (YAML).")],
-        no_record: NoRecord = False,
-    ) -> None:
-        """Kept counts of each kernel against the native comparator, plus the safety checks."""
-        _need_numerics()
+    _admission(opts, evidence, "grid-tie", no_record, judge)
+
+
+def topp_count(
+    opts: Options,
+    plan: Annotated[Path, typer.Argument(help="The plan (YAML).")],
+    no_record: NoRecord = False,
+) -> None:
+    """Kept counts of each kernel against the native comparator, plus the safety checks."""
+
+    def judge(ctx: Context, where: str) -> tuple[GateResult, Callable[[], dict[str, Any]]]:
         from tools.numerics import topp
-        from tools.numerics.common import display
 
-        ctx = _context(opts)
-        where = display(plan, ctx.root)
         result, payload = topp.run_file(plan, ctx.root, where)
-        if not no_record:
-            _record(ctx, result, "topp-count", payload)
-        finish(Report([result]), opts)
+        return result, lambda: payload
 
+    _admission(opts, plan, "topp-count", no_record, judge)
+
+
+def register(app: typer.Typer) -> None:
+    gate = command(formats=REPORT, check=True)
+    golden = new_app("Golden cases of the repository's kernels (goldens/<case>/manifest.yaml).")
+    golden.command("check")(gate(golden_check))
+    golden.command("explain")(gate(golden_explain))
+    golden.command("capture")(command(formats=TEXT)(golden_capture))
+    numerics = new_app("Numerical admission gates (grid-tie, top-p kept counts).")
+    numerics.command("grid-tie")(gate(grid_tie))
+    numerics.command("topp-count")(gate(topp_count))
     app.add_typer(golden, name="golden")
     app.add_typer(numerics, name="numerics")

@@ -1,4 +1,8 @@
-"""``tools preflight``: the configured gates in one process over one read of git."""
+"""``tools preflight``: the configured gates in one process over one read of git.
+
+Imports inside the functions are there for start-up speed (``tools --version`` loads none of
+them), not to hide an import circle.
+"""
 
 from __future__ import annotations
 
@@ -6,41 +10,42 @@ from typing import Annotated
 
 import typer
 
-from tools.cli.common import command, finish
+from tools.cli.common import REPORT, command, finish
 from tools.errors import UsageError
 from tools.options import Options
 from tools.report import Report
 
+GateOpt = Annotated[
+    list[str] | None, typer.Option("--gate", help="Run only this gate (repeatable).")
+]
+MessageFileOpt = Annotated[
+    str | None,
+    typer.Option("--message-file", help="Also judge this commit message ('-': stdin)."),
+]
+
+
+def preflight(opts: Options, gate: GateOpt = None, message_file: MessageFileOpt = None) -> None:
+    """Run the configured gates (config preflight.gates) and print one line per gate."""
+    # The gates, git and config load here, not at import: the CLI's start-up stays fast.
+    from tools import gates
+    from tools.context import Context
+    from tools.gates import inplace_pending
+
+    opts.message_file = message_file
+    ctx = Context(opts)
+    names = list(gate) if gate else list(ctx.config["preflight"]["gates"])
+    unknown = [n for n in names if n not in gates.GATES]
+    if unknown:
+        raise UsageError(
+            f"--gate {unknown[0]!r} is not a gate", expected="one of " + ", ".join(gates.GATES)
+        )
+    # A tree that may still hold a mutant is not judged at all: a mutant is never committed.
+    blocked = inplace_pending.run(ctx.git)
+    if blocked is not None:
+        finish(Report([blocked]), opts, summary=True)
+    finish(gates.judged(ctx, [gates.run(name, ctx) for name in names]), opts, summary=True)
+
 
 def register(app: typer.Typer) -> None:
-    @app.command("preflight")
-    @command(check=True, staged=True, range_=True)
-    def preflight(
-        opts: Options,
-        gate: Annotated[
-            list[str] | None,
-            typer.Option("--gate", help="Run only this gate (repeatable)."),
-        ] = None,
-        message_file: Annotated[
-            str | None,
-            typer.Option("--message-file", help="Also judge this commit message ('-': stdin)."),
-        ] = None,
-    ) -> None:
-        """Run the configured gates (config preflight.gates) and print one line per gate."""
-        from tools import gates
-        from tools.context import Context
-        from tools.gates import inplace_pending
-
-        opts.message_file = message_file
-        ctx = Context(opts)
-        names = list(gate) if gate else list(ctx.config["preflight"]["gates"])
-        unknown = [n for n in names if n not in gates.GATES]
-        if unknown:
-            raise UsageError(
-                f"--gate {unknown[0]!r} is not a gate", expected="one of " + ", ".join(gates.GATES)
-            )
-        # A tree that may still hold a mutant is not judged at all: a mutant is never committed.
-        blocked = inplace_pending.run(ctx.git)
-        if blocked is not None:
-            finish(Report([blocked]), opts, summary=True)
-        finish(gates.judged(ctx, [gates.run(name, ctx) for name in names]), opts, summary=True)
+    gate = command(formats=REPORT, check=True, staged=True, range_=True)
+    app.command("preflight")(gate(preflight))

@@ -1,6 +1,7 @@
 """``tools ratchet check [NAME…]`` and ``tools ratchet tighten [NAME…]`` (SPEC §4.5).
 
-The counting engine loads inside the commands, so registering them costs start-up nothing.
+The counting engine loads inside the commands, so registering them costs start-up nothing
+(for speed, not to hide an import circle).
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from typing import Annotated, Any
 
 import typer
 
-from tools.cli.common import EXIT_FAIL, command, emit, new_app
+from tools.cli.common import EXIT_FAIL, REPORT, TEXT_JSON, command, emit, new_app
 from tools.errors import UsageError
 from tools.options import Options
 
@@ -52,46 +53,46 @@ def _per_file_table(stats: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n" if lines else ""
 
 
+ReportOpt = Annotated[bool, typer.Option("--report", help="Add a per-file table of the counts.")]
+
+
+def ratchet_check(
+    opts: Options,
+    names: NamesArg = None,
+    rev: RevOpt = None,
+    base: BaseOpt = None,
+    report: ReportOpt = False,
+) -> None:
+    """Count each ratchet's buckets over a whole tree and compare them with the
+    baselines: a rise names its new sites, a fall must be tightened in the same change."""
+    from tools import gates
+    from tools.context import Context
+    from tools.report import render
+
+    _select(opts, names, rev, base)
+    opts.extra["ratchet"]["report"] = report
+    ctx = Context(opts)
+    result = gates.run("ratchet", ctx)
+    # Severities and the findings baseline judge it as preflight does.
+    out = gates.judged(ctx, [result])
+    emit(render(out, opts.fmt, summary=False))
+    if report and opts.fmt == "text":
+        emit(_per_file_table(result.stats))
+    raise typer.Exit(out.exit_code(fail_on_skip=opts.fail_on_skip))
+
+
+def ratchet_tighten(opts: Options, names: NamesArg = None, rev: RevOpt = None) -> None:
+    """Lower the baselines to the current counts (create a missing one); refuse, writing
+    nothing, when any bucket would rise or a detector is unarmed (exit 1)."""
+    _select(opts, names, rev, None)
+    code = _tighten(opts)
+    raise typer.Exit(code)
+
+
 def register(app: typer.Typer) -> None:
     ratchet = new_app("Counts that may only go down: pattern and markdown ratchets.")
-
-    @ratchet.command("check")
-    @command(check=True, staged=True)
-    def ratchet_check(
-        opts: Options,
-        names: NamesArg = None,
-        rev: RevOpt = None,
-        base: BaseOpt = None,
-        report: Annotated[
-            bool, typer.Option("--report", help="Add a per-file table of the counts.")
-        ] = False,
-    ) -> None:
-        """Count each ratchet's buckets over a whole tree and compare them with the
-        baselines: a rise names its new sites, a fall must be tightened in the same change."""
-        from tools import gates
-        from tools.context import Context
-        from tools.report import render
-
-        _select(opts, names, rev, base)
-        opts.extra["ratchet"]["report"] = report
-        ctx = Context(opts)
-        result = gates.run("ratchet", ctx)
-        # Severities and the findings baseline judge it as preflight does.
-        out = gates.judged(ctx, [result])
-        emit(render(out, opts.fmt, summary=False))
-        if report and opts.fmt == "text":
-            emit(_per_file_table(result.stats))
-        raise typer.Exit(out.exit_code(fail_on_skip=opts.fail_on_skip))
-
-    @ratchet.command("tighten")
-    @command(staged=True)
-    def ratchet_tighten(opts: Options, names: NamesArg = None, rev: RevOpt = None) -> None:
-        """Lower the baselines to the current counts (create a missing one); refuse, writing
-        nothing, when any bucket would rise or a detector is unarmed (exit 1)."""
-        _select(opts, names, rev, None)
-        code = _tighten(opts)
-        raise typer.Exit(code)
-
+    ratchet.command("check")(command(formats=REPORT, check=True, staged=True)(ratchet_check))
+    ratchet.command("tighten")(command(formats=TEXT_JSON, staged=True)(ratchet_tighten))
     app.add_typer(ratchet, name="ratchet")
 
 

@@ -1,7 +1,7 @@
 """``tools spec check`` and ``tools spec render SPEC --id ID`` (SPEC §4.8).
 
 The evidence renderer and the ledger reading load inside the commands, so that registering
-them costs the CLI's start-up nothing.
+them costs the CLI's start-up nothing (for speed, not to hide an import circle).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from tools.cli.common import command, emit, new_app, run_gates
+from tools.cli.common import REPORT, TEXT, command, emit, new_app, run_gates
 from tools.errors import UsageError
 from tools.options import Options
 
@@ -84,63 +84,68 @@ def _find_record(ledger_file: Path, rel: str, wanted: str) -> dict[str, Any]:
     return record
 
 
+def spec_check(opts: Options) -> None:
+    """Every spec has Owed and Now; Owed cites only indexed issues; every evidence block
+    re-renders byte for byte from the ledger record it names."""
+    run_gates(opts, ["spec"])
+
+
+def _arm_records(ledger_file: Path, record: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The record, and for a run record the records of the arms it names (by id)."""
+    from tools import evidence
+
+    arms = record.get("arms") if record.get("kind") == evidence.RUN_KIND else None
+    wanted = {a for a in arms if isinstance(a, str)} if isinstance(arms, list) else set()
+    records: dict[str, dict[str, Any]] = {record["id"]: record}
+    if wanted and ledger_file.is_file():
+        with open(ledger_file, "rb") as handle:
+            records.update(evidence.collect_records(handle, wanted))
+    return records
+
+
+def spec_render(
+    opts: Options,
+    path: Annotated[Path, typer.Argument(metavar="SPEC", help="The spec file to write.")],
+    rid: Annotated[str, typer.Option("--id", help="The ledger record (an id or a unique prefix).")],
+) -> None:
+    """Write or refresh the evidence block of a ledger record in the spec's Now section
+    (one block per plan; a second run changes no byte)."""
+    from tools import evidence
+    from tools.config import load as load_config
+    from tools.fsio import write_atomic
+    from tools.git import Git, decode, encode
+
+    git = Git(opts.repo)
+    cfg, _ = load_config(git.root, opts.config)
+    rel, full = spec_path(git, path)
+    ledger_rel = cfg["ledger"]["path"]
+    ledger_file = git.worktree_path(ledger_rel)
+    if ledger_file.is_dir():
+        raise UsageError("is a directory, expected the ledger file", where=ledger_rel)
+    record = _find_record(ledger_file, ledger_rel, rid)
+    records = _arm_records(ledger_file, record)
+    try:
+        text = decode(full.read_bytes())
+    except OSError as exc:
+        raise UsageError(f"cannot read: {exc.strerror}", where=rel) from None
+    new_text = evidence.render_into(text, record, records.get, where=rel)
+    plan = record["plan"]
+    label = f"{record['kind']} {record['id'][:12]}…"
+    named = record.get("spec")
+    if isinstance(named, str) and named != rel:
+        emit(f"note: record {record['id'][:12]}… names spec {named}, not {rel}\n", err=True)
+    if new_text == text:
+        emit(f"{rel}: unchanged (the block of plan {plan} already renders {label})\n")
+        return
+    try:
+        write_atomic(full, encode(new_text), root=git.root)
+    except OSError as exc:
+        raise UsageError(f"cannot write: {exc.strerror}", where=rel) from None
+    emit(f"{rel}: rendered {label} as the block of plan {plan}\n")
+
+
 def register(app: typer.Typer) -> None:
     spec = new_app("Specs: Owed/Now sections and ledger-backed evidence tables.")
-
-    @spec.command("check")
-    @command(check=True, staged=True)
-    def spec_check(opts: Options) -> None:
-        """Every spec has Owed and Now; Owed cites only indexed issues; every evidence block
-        re-renders byte for byte from the ledger record it names."""
-        run_gates(opts, ["spec"])
-
-    @spec.command("render")
-    @command()
-    def spec_render(
-        opts: Options,
-        path: Annotated[Path, typer.Argument(metavar="SPEC", help="The spec file to write.")],
-        rid: Annotated[
-            str, typer.Option("--id", help="The ledger record (an id or a unique prefix).")
-        ],
-    ) -> None:
-        """Write or refresh the evidence block of a ledger record in the spec's Now section
-        (one block per plan; a second run changes no byte)."""
-        from tools import evidence
-        from tools.config import load as load_config
-        from tools.fsio import write_atomic
-        from tools.git import Git, decode, encode
-
-        git = Git(opts.repo)
-        cfg, _ = load_config(git.root, opts.config)
-        rel, full = spec_path(git, path)
-        ledger_rel = cfg["ledger"]["path"]
-        ledger_file = git.worktree_path(ledger_rel)
-        if ledger_file.is_dir():
-            raise UsageError("is a directory, expected the ledger file", where=ledger_rel)
-        record = _find_record(ledger_file, ledger_rel, rid)
-        arms = record.get("arms") if record.get("kind") == evidence.RUN_KIND else None
-        wanted = {a for a in arms if isinstance(a, str)} if isinstance(arms, list) else set()
-        records: dict[str, dict[str, Any]] = {record["id"]: record}
-        if wanted and ledger_file.is_file():
-            with open(ledger_file, "rb") as handle:
-                records.update(evidence.collect_records(handle, wanted))
-        try:
-            text = decode(full.read_bytes())
-        except OSError as exc:
-            raise UsageError(f"cannot read: {exc.strerror}", where=rel) from None
-        new_text = evidence.render_into(text, record, records.get, where=rel)
-        plan = record["plan"]
-        label = f"{record['kind']} {record['id'][:12]}…"
-        named = record.get("spec")
-        if isinstance(named, str) and named != rel:
-            emit(f"note: record {record['id'][:12]}… names spec {named}, not {rel}\n", err=True)
-        if new_text == text:
-            emit(f"{rel}: unchanged (the block of plan {plan} already renders {label})\n")
-            return
-        try:
-            write_atomic(full, encode(new_text), root=git.root)
-        except OSError as exc:
-            raise UsageError(f"cannot write: {exc.strerror}", where=rel) from None
-        emit(f"{rel}: rendered {label} as the block of plan {plan}\n")
-
+    spec.command("check")(command(formats=REPORT, check=True, staged=True)(spec_check))
+    spec.command("render")(command(formats=TEXT)(spec_render))
     app.add_typer(spec, name="spec")
