@@ -58,10 +58,6 @@ FormatOpt = Annotated[
 ]
 
 
-def _fmt(value: Any) -> str:
-    return str(value.value) if isinstance(value, enum.Enum) else str(value or "text")
-
-
 def emit(text: str, *, err: bool = False) -> None:
     """Write text; bytes that are not UTF-8 (kept as surrogates) print escaped, never crash."""
     safe = text.encode("utf-8", "backslashreplace").decode("utf-8")
@@ -258,7 +254,8 @@ def _format(chosen: Any, formats: tuple[str, ...], where: str) -> str:
     is a usage error naming the flag and what the command prints."""
     if not chosen:
         return formats[0]
-    fmt = _fmt(chosen)
+    # A Fmt member from typer (given here or before the subcommand), or a plain name.
+    fmt = str(chosen.value) if isinstance(chosen, enum.Enum) else str(chosen)
     if fmt not in formats:
         raise UsageError(
             f"--format {fmt}: `{where}` prints " + " or ".join(formats) + ", not a gate report"
