@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
+import typer
 
 from tests.conftest import Repo
 
@@ -83,3 +84,19 @@ def test_the_formats_a_command_produces_still_work(repo: Repo) -> None:
 def test_a_command_without_a_format_option_refuses_the_flag(repo: Repo) -> None:
     run = repo.tools("config", "schema", "--format", "json")
     assert run.exit_code == 2 and run.stderr.startswith("error: No such option: --format")
+
+
+def test_a_command_is_a_function_that_runs_alone(
+    repo: Repo, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tools.cli.conflicts import conflicts_check
+    from tools.cli.ledgers import ledger_show
+    from tools.options import Options
+
+    repo.commit("Start\n\nBody.\n", {"a.txt": "<<<<<<< HEAD\nx\n"})
+    ledger_show(Options(repo=repo.path, fmt="json"))
+    assert capsys.readouterr().out == "[]\n"
+    with pytest.raises(typer.Exit) as ended:
+        conflicts_check(Options(repo=repo.path))
+    assert ended.value.exit_code == 1
+    assert capsys.readouterr().out.startswith("FAIL conflicts (1 error)")
