@@ -1,10 +1,20 @@
 """The one git access layer every gate uses.
 
-Everything is read as bytes through gitpython's command runner (plumbing where speed needs
-it): refs, merge bases, a whole range in one ``git log`` pass (messages, parents and changed
-paths with rename detection, ``-z``), blobs at a revision through one persistent
-``cat-file --batch``, and the staged tree. Paths are repo-relative ``str`` decoded with
-``surrogateescape`` so that non-UTF-8 names survive a round trip.
+Everything is read as bytes (plumbing where speed needs it): refs, merge bases, a whole range
+in one ``git log`` pass (messages, parents and changed paths with rename detection, ``-z``),
+blobs at a revision through one persistent ``cat-file --batch``, and the staged tree. Paths
+are repo-relative ``str`` decoded with ``surrogateescape`` so that non-UTF-8 names survive a
+round trip.
+
+Every git process of the package starts here, from one argv prefix (:func:`git_argv`) and one
+environment (:func:`git_env`, an allow-list: docs/git-environment.md says what passes and
+why): the processes that run to completion through :func:`run_git`, the long-lived
+``cat-file`` batches through :func:`git_popen`. This layer sits beside gitpython rather than
+on its command layer: gitpython builds each child's environment from the whole of
+``os.environ`` (only adding to it), so an allow-list cannot go through it, and its persistent
+processes are not thread-safe, where the mutation runner works in several worktrees at once.
+The repository is found by ``git rev-parse`` through the same runner, so nothing here imports
+gitpython or lets it start a process.
 """
 
 from __future__ import annotations
@@ -14,12 +24,11 @@ import os
 import subprocess
 import tempfile
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+import weakref
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple
-
-import git as gitpython
+from typing import IO, NamedTuple
 
 from tools.errors import UsageError
 
@@ -193,33 +202,24 @@ class Git:
         start = Path(path) if path is not None else Path.cwd()
         if not start.exists():
             raise UsageError(f"not a git repository: {start} does not exist")
-        try:
-            self.repo = gitpython.Repo(start, search_parent_directories=path is None)
-        except (gitpython.InvalidGitRepositoryError, gitpython.NoSuchPathError):
-            raise UsageError(f"not a git repository: {start}") from None
-        self.bare = bool(self.repo.bare)
+        found = _discover(start, top_only=path is not None)
+        self.root, self._git_dir, self.bare = found
         if self.bare and not bare_ok:
             raise UsageError(
                 f"a bare repository has no working tree to judge: {start} (only the message "
                 "gates, `tools trailers check` and `tools style check`, judge a bare repository)"
             )
-        # A bare repository's "root" is its git directory: nothing is read from a work tree.
-        top = self.repo.git_dir if self.bare else self.repo.working_tree_dir
-        self.root = Path(top or start).resolve()
-        if path is not None and Path(path).resolve() != self.root:
-            raise UsageError(f"not the top of a git repository: {start} (its top is {self.root})")
         self._resolved: dict[str, str | None] = {}
         self._empty_tree: str | None = None
-        self._git_dir: Path | None = None
         self._index_listing: list[tuple[bytes, bytes, bytes, str]] | None = None
+        self._batch = _CatFile(self.root, check=False)
+        self._batch_check = _CatFile(self.root, check=True)
 
     # -- where git keeps its state ----------------------------------------------------------
     @property
     def git_dir(self) -> Path:
         """This working tree's git directory, absolute (in a linked worktree:
         ``.git/worktrees/<name>``, where its HEAD, index and MERGE_HEAD live)."""
-        if self._git_dir is None:
-            self._git_dir = Path(self.repo.git_dir).resolve()
         return self._git_dir
 
     def tools_dir(self) -> Path:
@@ -237,27 +237,7 @@ class Git:
     ) -> tuple[int, bytes]:
         """Run ``git args…`` in the repository (``input`` on its stdin); bytes out. A status
         outside ``ok`` raises."""
-        stdin = None
-        if input is not None:
-            # The runner takes a file for stdin; a pipe fed from here could deadlock on output.
-            stdin = tempfile.TemporaryFile()
-            stdin.write(input)
-            stdin.seek(0)
-        try:
-            status, out, err = self.repo.git.execute(
-                ["git", *args],
-                istream=stdin,
-                with_extended_output=True,
-                with_exceptions=False,
-                stdout_as_string=False,
-                strip_newline_in_stdout=False,
-            )
-        finally:
-            if stdin is not None:
-                stdin.close()
-        if status not in ok:
-            msg = decode(err if isinstance(err, bytes) else encode(str(err))).strip()
-            raise GitError(f"git {' '.join(args[:3])} failed ({status}): {msg}")
+        status, out, _ = run_git(self.root, *args, input=input, ok=ok, repository=True)
         return status, out
 
     def out(self, *args: str, input: bytes | None = None) -> bytes:
@@ -395,20 +375,16 @@ class Git:
     # -- contents -----------------------------------------------------------------------------
     def blob(self, rev: str, path: str) -> bytes | None:
         """The bytes of ``path`` at ``rev`` (``rev`` may be ``""`` for the index), or None."""
-        spec = f"{rev}:{path}" if rev else f":0:{path}"
-        if "\n" in path or not _batch_safe(path):
-            # cat-file --batch takes one UTF-8 line per request: look such names up by entry.
-            found = self._entry_sha(rev, path)
-            if found is None:
-                return None
-            spec = found
-        try:
-            _, kind, _, data = self.repo.git.get_object_data(spec)
-        except ValueError:
-            return None
-        return data if kind == b"blob" else None
+        spec = self._spec(rev, path)
+        found = self._batch.ask(spec) if spec is not None else None
+        return found[3] if found is not None and found[1] == b"blob" else None
 
-    def _entry_sha(self, rev: str, path: str) -> str | None:
+    def _spec(self, rev: str, path: str) -> str | None:
+        """How the batches name ``path`` at ``rev`` (the index for ``""``): ``rev:path``, or,
+        for a name holding a newline (the batches take one request a line), its object id
+        from the tree or index listing; None when no such entry exists."""
+        if "\n" not in path:
+            return f"{rev}:{path}" if rev else f":0:{path}"
         if rev:
             raw = self.out("--literal-pathspecs", "ls-tree", "-z", "--full-tree", rev, "--", path)
             entries = list(_parse_ls(raw, staged=False))
@@ -419,16 +395,11 @@ class Git:
 
     def blob_header(self, rev: str, path: str) -> tuple[str, int] | None:
         """(object id, size) of ``path`` at ``rev`` without reading its content, or None."""
-        spec: str | None = f"{rev}:{path}"
-        if "\n" in path or not _batch_safe(path):
-            spec = self._entry_sha(rev, path)
-            if spec is None:
-                return None
-        try:
-            sha, kind, size = self.repo.git.get_object_header(spec)
-        except ValueError:
+        spec = self._spec(rev, path)
+        found = self._batch_check.ask(spec) if spec is not None else None
+        if found is None or found[1] != b"blob":
             return None
-        return (sha.decode("ascii"), int(size)) if kind == b"blob" else None
+        return found[0].decode("ascii"), found[2]
 
     def blobs(self, shas: Iterable[str]) -> Iterator[tuple[str, bytes | None]]:
         """The contents of many objects, in request order, from one ``git cat-file --batch
@@ -438,16 +409,8 @@ class Git:
         wanted = list(shas)
         if not wanted:
             return
-        proc = subprocess.Popen(
-            ["git", "cat-file", "--batch", "--buffer"],
-            cwd=self.root,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            bufsize=1 << 18,  # fewer, larger reads: a tree's blobs run to many megabytes
-        )
-        assert proc.stdin is not None and proc.stdout is not None
-        stdin, stdout = proc.stdin, proc.stdout
+        proc = git_popen(self.root, "cat-file", "--batch", "--buffer", repository=True)
+        stdin, stdout = _pipes(proc)
 
         def feed() -> None:
             try:
@@ -464,17 +427,8 @@ class Git:
         writer.start()
         try:
             for sha in wanted:
-                header = stdout.readline()
-                if not header:
-                    raise GitError(f"git cat-file --batch ended early (at {sha})")
-                parts = header.split()
-                if len(parts) != 3:
-                    yield sha, None  # "<sha> missing" (or ambiguous)
-                    continue
-                size = int(parts[2])
-                data = stdout.read(size)
-                stdout.read(1)  # the newline after the contents
-                yield sha, data
+                found = _read_answer(stdout, sha, data=True)
+                yield sha, found[3] if found is not None else None
         finally:
             stdout.close()
             writer.join()
@@ -527,7 +481,11 @@ class Git:
         return self.blob("", path)
 
     def object(self, sha: str) -> bytes:
-        return self.repo.git.get_object_data(sha)[3]
+        """The bytes of the object ``sha`` (which must exist)."""
+        found = self._batch.ask(sha)
+        if found is None:
+            raise GitError(f"git cat-file: object {sha} is missing")
+        return found[3]
 
     def tree(self, rev: str) -> list[TreeEntry]:
         """Every file entry of ``rev``'s tree."""
@@ -634,7 +592,9 @@ class Git:
     # -- merges -------------------------------------------------------------------------------
     def version(self) -> tuple[int, ...] | None:
         """git's version as numbers (``git --version``), or None when it prints no version."""
-        words = decode(self.out("--version")).split()
+        # Plain ``git --version``: nothing it does could run a hook.
+        _, out, _ = run_git(self.root, "--version", hooks_off=False)
+        words = decode(out).split()
         if len(words) < 3 or words[:2] != ["git", "version"]:
             return None
         nums = []
@@ -697,14 +657,7 @@ class Git:
 
     def _run_err(self, *args: str) -> tuple[int, bytes, bytes]:
         """``git args…``: (status, stdout, stderr), whatever the status."""
-        status, out, err = self.repo.git.execute(
-            ["git", *args],
-            with_extended_output=True,
-            with_exceptions=False,
-            stdout_as_string=False,
-            strip_newline_in_stdout=False,
-        )
-        return status, out, err if isinstance(err, bytes) else encode(str(err))
+        return run_git(self.root, *args, ok=None, repository=True)
 
     def raw_diff(self, old: str, new: str) -> list[RawChange]:
         """Every file entry that differs between trees ``old`` and ``new``, path by path (no
@@ -793,23 +746,20 @@ class Git:
         if not paths:
             return {}
         with tempfile.TemporaryDirectory(prefix="tools-attr-") as tmp:
-            env = clean_env(optional_locks=False)
-            env["GIT_INDEX_FILE"] = str(Path(tmp) / "index")
-            base = ["git", "-c", "core.hooksPath=/dev/null"]
-            subprocess.run(
-                [*base, "read-tree", rev], cwd=self.root, env=env, check=True, capture_output=True
-            )
-            proc = subprocess.run(
-                [*base, "check-attr", "--cached", "-z", "--stdin", attr],
-                cwd=self.root,
-                env=env,
+            index = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
+            run_git(self.root, "read-tree", rev, env=index, repository=True)
+            _, out, _ = run_git(
+                self.root,
+                "check-attr",
+                "--cached",
+                "-z",
+                "--stdin",
+                attr,
                 input=b"".join(encode(p) + b"\0" for p in paths),
-                capture_output=True,
-                check=False,
+                env=index,
+                repository=True,
             )
-        if proc.returncode != 0:
-            raise GitError(f"git check-attr failed ({proc.returncode}): {decode(proc.stderr)}")
-        tokens = proc.stdout.split(b"\0")
+        tokens = out.split(b"\0")
         values: dict[str, str] = {}
         for i in range(0, len(tokens) - 2, 3):
             value = decode(tokens[i + 2])
@@ -1040,14 +990,6 @@ class MergeTreeUnsupported(GitError):
     """This git cannot write a merge tree (``merge-tree --write-tree`` came in git 2.38)."""
 
 
-def _batch_safe(path: str) -> bool:
-    try:
-        path.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
 def _parse_ls(raw: bytes, *, staged: bool) -> Iterator[TreeEntry]:
     for rec in raw.split(b"\0"):
         if not rec:
@@ -1065,9 +1007,219 @@ def _parse_ls(raw: bytes, *, staged: bool) -> Iterator[TreeEntry]:
         yield TreeEntry(mode.decode(), sha.decode(), decode(path))
 
 
-# -- plain git processes ------------------------------------------------------------------------
-# gitpython's runner and its persistent ``cat-file`` processes are not thread-safe; the mutation
-# runner works in several worktrees at once, so there git runs as plain subprocesses.
+# -- the one way git runs ----------------------------------------------------------------------
+# Every git process of the package is built by git_argv and git_env (docs/git-environment.md).
+# Plain subprocesses: a runner is thread-safe, as the mutation runner needs.
+_ARGV_PREFIX = ("git", "-c", "core.hooksPath=/dev/null")
+# What passes from the caller's environment to every git process: where git and its helpers
+# are, and which configuration files the user's own git reads.
+GIT_PASSED = (
+    "PATH",
+    "HOME",
+    "XDG_CONFIG_HOME",
+    "TMPDIR",
+    "GIT_EXEC_PATH",
+    "GIT_CONFIG_GLOBAL",
+    "GIT_CONFIG_SYSTEM",
+    "GIT_CONFIG_NOSYSTEM",
+)
+# What also passes to git reading the repository being judged (``repository=True``): the index
+# and object store git itself works on when it runs a hook (``commit -a``'s temporary index, a
+# ``pre-receive``'s quarantine), made absolute so that they mean the same from the top.
+GIT_REPOSITORY_PASSED = (
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_QUARANTINE_PATH",
+)
+# Set whatever the caller's are: messages in English (some are read), no optional index
+# refresh as a side effect of a read, never a prompt.
+GIT_FORCED = {"LC_ALL": "C", "LANGUAGE": "C", "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0"}
+
+
+def git_argv(*args: str, hooks_off: bool = True) -> list[str]:
+    """The command line of ``git args…``: hooks off (no git this package runs makes a commit
+    of the user's; a checkout in a scratch worktree must not run theirs). Only the questions
+    no hook could answer to (where the hooks live, git's version) ask with
+    ``hooks_off=False``."""
+    return [*_ARGV_PREFIX, *args] if hooks_off else ["git", *args]
+
+
+def _absolute(name: str, value: str) -> str:
+    if name != "GIT_ALTERNATE_OBJECT_DIRECTORIES":
+        return os.path.abspath(value)
+    # A list; an entry in double quotes is C-quoted by git's rules and left as it is.
+    parts = value.split(os.pathsep)
+    return os.pathsep.join(p if p.startswith('"') or not p else os.path.abspath(p) for p in parts)
+
+
+def git_env(*, repository: bool = False, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment of a git process: :data:`GIT_PASSED` from the caller's, with
+    :data:`GIT_REPOSITORY_PASSED` for git reading the judged repository, then
+    :data:`GIT_FORCED`, then ``extra`` (what the caller sets on purpose)."""
+    source = os.environ
+    env = {name: source[name] for name in GIT_PASSED if name in source}
+    if repository:
+        for name in GIT_REPOSITORY_PASSED:
+            value = source.get(name)
+            if value:
+                env[name] = _absolute(name, value)
+    env.update(GIT_FORCED)
+    if extra:
+        env.update(extra)
+    return env
+
+
+def run_git(
+    cwd: Path,
+    *args: str,
+    input: bytes | None = None,
+    ok: Sequence[int] | None = (0,),
+    repository: bool = False,
+    env: Mapping[str, str] | None = None,
+    hooks_off: bool = True,
+) -> tuple[int, bytes, bytes]:
+    """Run ``git args…`` in ``cwd`` to completion; returns (status, stdout, stderr). A status
+    outside ``ok`` (None: any) raises :class:`GitError`. ``repository``: git reads the
+    repository being judged (see :func:`git_env`); ``env``: variables set on purpose;
+    ``hooks_off``: see :func:`git_argv`."""
+    proc = subprocess.run(
+        git_argv(*args, hooks_off=hooks_off),
+        cwd=cwd,
+        input=input,
+        stdin=None if input is not None else subprocess.DEVNULL,
+        capture_output=True,
+        env=git_env(repository=repository, extra=env),
+        check=False,
+    )
+    if ok is not None and proc.returncode not in ok:
+        msg = decode(proc.stderr).strip()
+        raise GitError(f"git {' '.join(args[:3])} failed ({proc.returncode}): {msg}")
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+def git_popen(cwd: Path, *args: str, repository: bool = False) -> subprocess.Popen[bytes]:
+    """A long-lived ``git args…`` in ``cwd`` that answers on its stdout what it is sent on its
+    stdin (the ``cat-file`` batches); stderr is dropped."""
+    return subprocess.Popen(
+        git_argv(*args),
+        cwd=cwd,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=git_env(repository=repository),
+        bufsize=1 << 18,  # fewer, larger reads: a tree's blobs run to many megabytes
+    )
+
+
+def _pipes(proc: subprocess.Popen[bytes]) -> tuple[IO[bytes], IO[bytes]]:
+    if proc.stdin is None or proc.stdout is None:
+        raise GitError("git cat-file started without its pipes")
+    return proc.stdin, proc.stdout
+
+
+# (object id, type, size, contents: b"" from ``--batch-check``)
+_Answer = tuple[bytes, bytes, int, bytes]
+
+
+def _read_answer(stdout: IO[bytes], spec: str, *, data: bool) -> _Answer | None:
+    """One answer of a ``cat-file`` batch; None for an object it reports missing."""
+    header = stdout.readline()
+    if not header:
+        raise GitError(f"git cat-file --batch ended early (at {spec})")
+    parts = header.split()
+    # "<sha> <type> <size>", or "<request> missing" / "<request> ambiguous"
+    if len(parts) < 3 or not parts[-1].isdigit():
+        return None
+    size = int(parts[-1])
+    body = b""
+    if data:
+        body = stdout.read(size)
+        stdout.read(1)  # the newline after the contents
+    return parts[0], parts[1], size, body
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    """End a batch: its stdin closed, it exits; killed if it does not."""
+    for stream in (proc.stdin, proc.stdout):
+        if stream is not None:
+            try:
+                stream.close()
+            except OSError:
+                pass
+    try:
+        proc.wait(5)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+class _CatFile:
+    """One persistent ``git cat-file --batch`` (``check``: ``--batch-check``), started at the
+    first request and ended with its owner: one request a line, answered in order."""
+
+    def __init__(self, cwd: Path, *, check: bool):
+        self._cwd = cwd
+        self._check = check
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._lock = threading.Lock()
+
+    def ask(self, spec: str) -> _Answer | None:
+        """(object id, type, size, contents) of the object ``spec`` names, or None."""
+        with self._lock:
+            if self._proc is None:
+                mode = "--batch-check" if self._check else "--batch"
+                self._proc = git_popen(self._cwd, "cat-file", mode, repository=True)
+                weakref.finalize(self, _stop, self._proc)
+            stdin, stdout = _pipes(self._proc)
+            try:
+                stdin.write(encode(spec) + b"\n")
+                stdin.flush()
+            except (BrokenPipeError, OSError):
+                raise GitError(f"git cat-file --batch ended early (at {spec})") from None
+            return _read_answer(stdout, spec, data=not self._check)
+
+
+def _discover(start: Path, *, top_only: bool) -> tuple[Path, Path, bool]:
+    """(root, git directory, bare) of the repository at ``start``: its top, or its git
+    directory when bare. ``top_only``: ``start`` must be that top (a folder below it, or one
+    that is no repository, is refused); else ``start`` may lie anywhere inside it."""
+    if not start.is_dir():
+        raise UsageError(f"not a git repository: {start}")
+    status, out, err = run_git(
+        start, "rev-parse", "--absolute-git-dir", "--is-bare-repository", "--show-toplevel", ok=None
+    )
+    lines = decode(out).split("\n")
+    if len(lines) < 3 or lines[1] not in ("true", "false"):
+        fatal = decode(err).strip().splitlines()
+        if fatal and "not a git repository" not in fatal[-1]:
+            raise UsageError(f"not a git repository: {start}: {fatal[-1]}")
+        raise UsageError(f"not a git repository: {start}")
+    git_dir = Path(lines[0]).resolve()
+    bare = lines[1] == "true"
+    if bare:
+        root = git_dir
+    elif status == 0 and lines[2]:
+        root = Path(lines[2]).resolve()
+    elif git_dir.name == ".git":
+        root = git_dir.parent  # asked from inside the git directory of a work tree
+    else:
+        raise UsageError(f"not a git repository: {start}")
+    here = start.resolve()
+    if top_only and here != root:
+        if here != git_dir:
+            raise UsageError(f"not a git repository: {start}")
+        raise UsageError(f"not the top of a git repository: {start} (its top is {root})")
+    return root, git_dir, bare
+
+
+def clean_env() -> dict[str, str]:
+    """The environment of a command that is not git (a mutation step's test command): the
+    caller's, which that command may need whole, without the variables that would point the
+    git it runs at another repository than its working directory's (set inside a hook)."""
+    return {k: v for k, v in os.environ.items() if k not in _FOREIGN_GIT_ENV}
+
+
 # Variables that would point git at another repository than the one named by ``cwd``.
 _FOREIGN_GIT_ENV = (
     "GIT_DIR",
@@ -1079,36 +1231,3 @@ _FOREIGN_GIT_ENV = (
     "GIT_ALTERNATE_OBJECT_DIRECTORIES",
     "GIT_NAMESPACE",
 )
-
-
-def clean_env(*, optional_locks: bool = True) -> dict[str, str]:
-    """The environment without variables that redirect git (set when running inside a hook).
-    ``optional_locks=False`` also stops git from refreshing an index as a side effect of a
-    read (``git status``), so a read never rewrites the user's ``.git/index``."""
-    env = {k: v for k, v in os.environ.items() if k not in _FOREIGN_GIT_ENV}
-    if not optional_locks:
-        env["GIT_OPTIONAL_LOCKS"] = "0"
-    return env
-
-
-def run_git(
-    cwd: Path, *args: str, input: bytes | None = None, ok: Sequence[int] = (0,)
-) -> tuple[int, bytes, bytes]:
-    """Run ``git args…`` in ``cwd`` as a plain subprocess (thread-safe; hooks disabled, no
-    optional index refresh); returns (status, stdout, stderr). A status outside ``ok``
-    raises :class:`GitError`."""
-    import subprocess
-
-    proc = subprocess.run(
-        ["git", "-c", "core.hooksPath=/dev/null", *args],
-        cwd=cwd,
-        input=input,
-        stdin=None if input is not None else subprocess.DEVNULL,
-        capture_output=True,
-        env=clean_env(optional_locks=False),
-        check=False,
-    )
-    if proc.returncode not in ok:
-        msg = decode(proc.stderr).strip()
-        raise GitError(f"git {' '.join(args[:3])} failed ({proc.returncode}): {msg}")
-    return proc.returncode, proc.stdout, proc.stderr

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from tools.errors import UsageError
 from tools.fsio import write_atomic
-from tools.git import Git
+from tools.git import Git, run_git
 from tools.options import Options
 from tools.report import GateResult, Report
 
@@ -82,7 +82,11 @@ def script(hook: str, command: list[str]) -> str:
 
 
 def hooks_dir(git: Git) -> Path:
-    found = Path(git.out("rev-parse", "--git-path", "hooks").decode().strip())
+    """Where git runs this repository's hooks from (``core.hooksPath`` as configured)."""
+    _, out, _ = run_git(
+        git.root, "rev-parse", "--git-path", "hooks", repository=True, hooks_off=False
+    )
+    found = Path(out.decode().strip())
     return found if found.is_absolute() else git.root / found
 
 
