@@ -243,3 +243,60 @@ def test_unquote_c() -> None:
 
     assert unquote_c(b'"a\\tb\\"c\\\\d\\303\\251"') == b'a\tb"c\\d\xc3\xa9'
     assert unquote_c(b"plain name") == b"plain name"
+
+
+# Names git must quote: a tab, a newline, a quote, a backslash, a control byte, UTF-8, bytes
+# that are no UTF-8 at all, and one holding " b/" as a diff header's second name starts.
+QUOTED_NAMES = [
+    b"tab\there.txt",
+    b"new\nline.txt",
+    b'quote"d.txt',
+    b"back\\slash.txt",
+    b"ctl\x01.txt",
+    b"caf\xc3\xa9.txt",
+    b"raw\xff\xfe.txt",
+    b"a b/c.txt",
+    b"\\303 not octal.txt",
+]
+
+
+@pytest.mark.parametrize("quotepath", ["true", "false"])
+def test_unquote_c_reads_back_every_name_git_quotes(repo: Repo, quotepath: str) -> None:
+    import os
+
+    from tools.git import decode, parse_patches, unquote_c
+
+    repo.commit("Start\n\nBody.\n", {os.fsdecode(name): "x\n" for name in QUOTED_NAMES})
+    listed = repo.path / "listed"
+    with open(listed, "wb") as out:  # `ls-files` without -z: one C-quoted name a line
+        import subprocess
+
+        subprocess.run(
+            ["git", "-c", f"core.quotePath={quotepath}", "ls-files"],
+            cwd=repo.path,
+            stdout=out,
+            check=True,
+        )
+    lines = listed.read_bytes().splitlines()
+    listed.unlink()
+    quoted = [line for line in lines if line.startswith(b'"')]
+    expected = {n for n in QUOTED_NAMES if n != b"a b/c.txt"}
+    if quotepath == "false":
+        expected -= {b"caf\xc3\xa9.txt", b"raw\xff\xfe.txt"}
+    assert len(quoted) == len(expected)
+    assert {unquote_c(line) for line in lines} == set(QUOTED_NAMES)
+    # The patch reader names each file by its diff header, quoted or not.
+    raw = Git(repo.path).out(
+        "-c", f"core.quotePath={quotepath}", "diff-tree", "-r", "-p", "--root", "HEAD"
+    )
+    assert set(parse_patches(raw)) == {decode(n) for n in QUOTED_NAMES}
+
+
+def test_unquote_c_leaves_what_git_never_writes() -> None:
+    from tools.git import unquote_c
+
+    assert unquote_c(b'"\\377\\000\\101"') == b"\xff\x00A"
+    assert unquote_c(b'"a\\18\\q"') == b"a\\18\\q"  # no such escapes: kept as they are
+    assert unquote_c(b'"no closing quote') == b'"no closing quote'
+    assert unquote_c(b'"a\\\\" "b"') == b"a\\"  # the name ends at its closing quote
+    assert unquote_c(b'"a\\\\\\"b"') == b'a\\"b'

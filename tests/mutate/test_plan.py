@@ -10,7 +10,8 @@ import pytest
 
 from tests.conftest import Repo
 from tests.mutate.conftest import PY_TEST_CMD, fingerprint, py_project, write_plan
-from tools.mutate.apply import _rename_sources, _unquote
+from tools.git import unquote_c as _unquote
+from tools.mutate.apply import _rename_sources
 
 
 def _usage(run, *needles: str) -> None:

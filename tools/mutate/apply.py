@@ -18,7 +18,7 @@ from typing import Any
 
 from tools.errors import UsageError
 from tools.fsio import write_atomic
-from tools.git import GitError, decode, encode, run_git
+from tools.git import GitError, decode, encode, run_git, unquote_c
 from tools.mutate.plan import Mutation
 
 
@@ -114,31 +114,6 @@ def write_state(root: Path, rel: str, state: FileState) -> None:
 
 
 # -- which files a mutation touches -------------------------------------------------------------
-def _unquote(name: bytes) -> bytes:
-    """A path as git writes it in a patch header: C-quoted when it holds special bytes."""
-    if not (len(name) >= 2 and name.startswith(b'"') and name.endswith(b'"')):
-        return name
-    body, out, i = name[1:-1], bytearray(), 0
-    simple = {b"n": b"\n", b"t": b"\t", b'"': b'"', b"\\": b"\\", b"a": b"\a", b"b": b"\b"}
-    simple.update({b"f": b"\f", b"r": b"\r", b"v": b"\v"})
-    while i < len(body):
-        c = body[i : i + 1]
-        if c == b"\\" and i + 1 < len(body):
-            nxt = body[i + 1 : i + 2]
-            if nxt in simple:
-                out += simple[nxt]
-                i += 2
-                continue
-            octal = body[i + 1 : i + 4]
-            if len(octal) == 3 and all(48 <= b <= 55 for b in octal):
-                out.append(int(octal, 8))
-                i += 4
-                continue
-        out += c
-        i += 1
-    return bytes(out)
-
-
 def _rename_sources(patch: bytes) -> list[str]:
     """Old paths of renames in a git patch (``rename from``), which ``git apply --numstat``
     does not list. Only extended-header lines count: a hunk line starts with one of
@@ -151,7 +126,7 @@ def _rename_sources(patch: bytes) -> list[str]:
         elif line.startswith((b"@@", b"--- ", b"+++ ")):
             in_header = False
         elif in_header and line.startswith(b"rename from "):
-            found.append(decode(_unquote(line[len(b"rename from ") :].rstrip(b"\r"))))
+            found.append(decode(unquote_c(line[len(b"rename from ") :].rstrip(b"\r"))))
     return found
 
 
