@@ -435,12 +435,12 @@ class Git:
             writer.join()
             proc.wait()
 
-    def tracked_modes(self) -> dict[str, str]:
-        """Every path the index tracks, once, with its mode (unmerged paths included, with
-        the mode of their first stage)."""
+    def tracked_modes(self, *, unmerged: bool = True) -> dict[str, str]:
+        """Every path the index tracks, once, with its mode as git prints it: unmerged paths
+        with the mode of their first stage, or left out with ``unmerged=False``."""
         modes: dict[str, str] = {}
-        for mode, _, _, path in self._index():
-            if path not in modes:
+        for mode, _, stage, path in self._index():
+            if path not in modes and (unmerged or stage == b"0"):
                 modes[path] = mode.decode()
         return modes
 
@@ -497,19 +497,16 @@ class Git:
         """path -> (mode, object id), both as git prints them, of every file entry of
         ``rev``'s tree, or of the index's stage-0 entries when ``rev`` is None: the lean
         listing a whole-tree count needs (no object per entry)."""
+        if rev is None:
+            return {path: (mode, sha) for mode, sha, stage, path in self._index() if stage == b"0"}
         out: dict[str, tuple[bytes, bytes]] = {}
-        if rev is not None:
-            raw = self.out("ls-tree", "-r", "-z", "--full-tree", rev)
-            for rec in raw.split(b"\0"):
-                if rec:
-                    meta, _, path = rec.partition(b"\t")
-                    mode, kind, sha = meta.split(b" ")
-                    if kind == b"blob":
-                        out[path.decode(_ENC, _ERRORS)] = (mode, sha)
-            return out
-        for mode, sha, stage, path in self._index():
-            if stage == b"0":
-                out[path] = (mode, sha)
+        raw = self.out("ls-tree", "-r", "-z", "--full-tree", rev)
+        for rec in raw.split(b"\0"):
+            if rec:
+                meta, _, name = rec.partition(b"\t")
+                mode, kind, sha = meta.split(b" ")
+                if kind == b"blob":
+                    out[decode(name)] = (mode, sha)
         return out
 
     def _index(self) -> list[tuple[bytes, bytes, bytes, str]]:
@@ -533,15 +530,6 @@ class Git:
             for mode, sha, stage, path in self._index()
             if stage == b"0"
         ]
-
-    def index_table(self) -> dict[str, tuple[bytes, bytes]]:
-        """Stage-0 path -> (mode, object id) as git prints them, from the one index read
-        (cheaper than an entry object per path, for 20,000 paths)."""
-        return {path: (mode, sha) for mode, sha, stage, path in self._index() if stage == b"0"}
-
-    def index_modes(self) -> dict[str, str]:
-        """Stage-0 path -> mode, from the one index read (no entry object per path)."""
-        return {path: mode.decode() for mode, _, stage, path in self._index() if stage == b"0"}
 
     def unmerged_paths(self) -> list[str]:
         """Paths with unmerged index entries (a merge, rebase or cherry-pick stopped on
@@ -583,9 +571,6 @@ class Git:
             folder,
         )
         return sorted({decode(p) for p in raw.split(b"\0") if p})
-
-    def tracked_files(self) -> list[TreeEntry]:
-        return self.index_entries()
 
     def worktree_path(self, path: str) -> Path:
         return self.root / os.fsdecode(encode(path))

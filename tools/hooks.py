@@ -23,6 +23,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from tools.errors import UsageError
 from tools.fsio import write_atomic
@@ -185,7 +186,7 @@ def run_local(git: Git, hook: str, args: list[str], stdin: bytes) -> int:
     return proc.returncode
 
 
-def configured(names: tuple[str, ...], config: dict) -> list[str]:
+def configured(names: tuple[str, ...], config: Mapping[str, Any]) -> list[str]:
     """The gates of ``names`` a hook runs: the message gates always (their own ``enabled``
     keys switch them off, as the commit-msg hook always did), the others as far as
     ``preflight.gates`` lists them."""

@@ -74,11 +74,11 @@ def run(ctx: Context) -> GateResult:
         )
     conflicted = set(unmerged)
     if ctx.opts.staged:
-        modes = git.index_modes()
+        modes = git.tracked_modes(unmerged=False)
         paths = [c.path for c in ctx.staged_changes if c.status not in "DU"]
         what = "staged blobs that differ from HEAD"
     else:
-        entries = git.tracked_files()
+        entries = git.index_entries()
         modes = {e.path: e.mode for e in entries}
         paths = [e.path for e in entries]
         what = "tracked files"

@@ -55,7 +55,7 @@ class _Tree:
         self.ctx = ctx
         self.staged = ctx.opts.staged
         # path -> (mode, object id) as git prints them; an untracked file has neither.
-        self.entries: dict[str, tuple[bytes, bytes]] = ctx.git.index_table()
+        self.entries: dict[str, tuple[bytes, bytes]] = ctx.git.file_modes()
         if not self.staged:
             for path in ctx.git.untracked_files():
                 self.entries.setdefault(path, (b"", b""))
