@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tools.errors import UsageError
+from tools.git import run_git
 
 MARKER = "FOLLOWING_AGENTS_PROTOCOL"
 TRAILERS = "Following-Agents-Protocol: true\nAI-Assisted: true\nAssisted-by: codex:o3 [codex-cli]"
@@ -218,21 +219,14 @@ class Demo:
 
     # -- running things ------------------------------------------------------------------
     def git(self, *args: str, input: str | None = None, when: str | None = None) -> str:
-        env = {**os.environ, **_ENV}
+        env = dict(_ENV)
         if when is not None:
             env["GIT_AUTHOR_DATE"] = env["GIT_COMMITTER_DATE"] = when
-        for var in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):
-            env.pop(var, None)
-        proc = subprocess.run(
-            ["git", *args],
-            cwd=self.root,
-            input=input.encode() if input is not None else None,
-            capture_output=True,
-            env=env,
-        )
-        if proc.returncode != 0:
-            raise RuntimeError(f"git {' '.join(args)}: {proc.stderr.decode(errors='replace')}")
-        return proc.stdout.decode("utf-8", "replace")
+        data = input.encode() if input is not None else None
+        status, out, err = run_git(self.root, *args, input=data, env=env, ok=None)
+        if status != 0:
+            raise RuntimeError(f"git {' '.join(args)}: {err.decode(errors='replace')}")
+        return out.decode("utf-8", "replace")
 
     def write(self, rel: str, text: str) -> None:
         path = self.root / rel
