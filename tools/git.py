@@ -1060,15 +1060,18 @@ def run_git(
     outside ``ok`` (None: any) raises :class:`GitError`. ``repository``: git reads the
     repository being judged (see :func:`git_env`); ``env``: variables set on purpose;
     ``hooks_off``: see :func:`git_argv`."""
-    proc = subprocess.run(
-        git_argv(*args, hooks_off=hooks_off),
-        cwd=cwd,
-        input=input,
-        stdin=None if input is not None else subprocess.DEVNULL,
-        capture_output=True,
-        env=git_env(repository=repository, extra=env),
-        check=False,
-    )
+    try:
+        proc = subprocess.run(
+            git_argv(*args, hooks_off=hooks_off),
+            cwd=cwd,
+            input=input,
+            stdin=None if input is not None else subprocess.DEVNULL,
+            capture_output=True,
+            env=git_env(repository=repository, extra=env),
+            check=False,
+        )
+    except OSError as exc:  # no git on PATH, or no such folder
+        raise GitError(f"cannot run git in {cwd}: {exc.strerror or exc}") from None
     if ok is not None and proc.returncode not in ok:
         msg = decode(proc.stderr).strip()
         raise GitError(f"git {' '.join(args[:3])} failed ({proc.returncode}): {msg}")
