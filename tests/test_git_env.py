@@ -128,3 +128,17 @@ def commit_good(repo: Repo, path: str) -> subprocess.CompletedProcess[bytes]:
     repo.write(path, "int c;\n")
     git(repo, "add", "-A")
     return git(repo, "commit", "-q", "-F", "-", input=good("Add c"))
+
+
+def test_no_git_process_starts_outside_the_runner() -> None:
+    """gitpython would start a `git version` of its own at import, with the whole
+    environment: the package never imports it."""
+    import sys
+
+    probe = (
+        "import sys, tools.git, tools.context, tools.gates, tools.hooks, tools.demo, "
+        "tools.mutate.apply, tools.attribute; print('git' in sys.modules)"
+    )
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "False\n"
