@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import run_cli
+from tools import numerics
 
 HAVE_CC = shutil.which("cc") is not None or shutil.which("gcc") is not None
 
@@ -39,6 +40,12 @@ def test_demo_runs_the_tour_and_leaves_nothing_behind(private_tmp: Path) -> None
             ln for ln in run.stdout.splitlines() if ln.strip().startswith("| docs-only |")
         ]
         assert "| STALE |" in docs_row and "| artifacts |" in run.stdout
+    absent = numerics.missing()
+    if absent:  # the step says which module of the extra is missing, and the tour still passes
+        assert f"skipped: grid-tie: {' and '.join(absent)}" in run.stdout
+    else:
+        assert "$ tools numerics grid-tie evidence/grid-tie.json" in run.stdout
+        assert "skipped: grid-tie" not in run.stdout
     assert list(private_tmp.iterdir()) == []  # the repository and every worktree are gone
 
 

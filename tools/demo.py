@@ -11,7 +11,6 @@ Nothing is left behind unless ``--keep DIR`` names where the repository should s
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import shlex
@@ -24,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tools import numerics
 from tools.errors import UsageError
 from tools.git import run_git
 
@@ -301,10 +301,6 @@ class Demo:
                     (f"{f['severity']}[{f['rule']}]", where, shlex.join(["tools", *args]))
                 )
 
-    @property
-    def as_expected(self) -> bool:
-        return all(s.skipped is not None or s.code == s.want for s in self.steps)
-
     def now_section(self) -> str:
         """The example spec's `Now` section as the tour left it (the evidence tables)."""
         from tools import markdown
@@ -331,6 +327,12 @@ class Demo:
             ".gitattributes",
             ".agents/issue-index.md merge=union\n.agents/ledger.jsonl merge=union\n",
         )
+        self.build_main()
+        self.merge_other_agent()
+        self.build_feature_branch()
+
+    def build_main(self) -> None:
+        """The calculator's first commit and a docs follow-up, on main."""
         base = {
             ".agents/NOW.md": NOW,
             ".agents/issue-index.md": INDEX_HEAD,
@@ -363,7 +365,9 @@ class Demo:
             {"docs/calc.md": DOCS + "\nOverflow is undefined, as in C.\n"},
             1,
         )
-        # Another agent's branch appends issue #5 to the index while ours appends #4.
+
+    def merge_other_agent(self) -> None:
+        """Another agent's branch appends issue #5 to the index; main merges it."""
         self.git("checkout", "-q", "-b", "agent/other")
         self.commit(
             "other",
@@ -378,6 +382,10 @@ class Demo:
             when="2026-01-01 10:08:00 +0000",
         )  # fmt: skip
         self.commits["main"] = self.git("rev-parse", "HEAD").strip()
+
+    def build_feature_branch(self) -> None:
+        """Our agent's branch: issue #4, a commit that breaks the test, a device leak, a
+        commit without the marker, then main merged in (the union driver keeps both rows)."""
         self.git("checkout", "-q", "-b", "agent/feature", self.commits["docs"])
         calc_mul = CALC_C + "\nint mul(int a, int b) { return a * b; }\n"
         self.commit(
@@ -415,7 +423,6 @@ class Demo:
             {"src/calc.h": "".join(sorted(CALC_H.splitlines(keepends=True)))},
             6,
         )
-        # The feature branch takes main in (the union driver keeps both index rows).
         self.git(
             "-c", "core.hooksPath=/dev/null", "merge", "-q", "--no-ff", "main",
             "-m", message("Merge main", "Take the division issue row."),
@@ -424,7 +431,13 @@ class Demo:
 
     # -- the tour ---------------------------------------------------------------------------
     def tour(self) -> None:
-        c = self.commits
+        self.tour_gates()
+        self.tour_mutation()
+        self.tour_attribution()
+        self.tour_evidence()
+        self.tour_grid_tie()
+
+    def tour_gates(self) -> None:
         self.say("[2/6] the gates over the agent branch (what CI runs on a pull request)")
         self.tools(
             "preflight",
@@ -435,6 +448,8 @@ class Demo:
             want=1,
         )
         self.attribute_findings("preflight", "--base", "main")
+
+    def tour_mutation(self) -> None:
         self.say("[3/6] a mutation experiment: does the test catch a wrong add?")
         self.git("checkout", "-q", "main")
         self.write("specs/plans/calc-add.yaml", PLAN)
@@ -442,42 +457,43 @@ class Demo:
         self.commit_staged(
             message("Plan the add experiment", "Three arms: control, a wrong add, a docs edit."), 7
         )
-        if shutil.which("cc") or shutil.which("gcc"):
-            self.tools(
-                "mutation run",
-                "every arm as expected (docs-only is STALE: the test binary did not change); "
-                "the table lands in specs/calc.md",
-                "mutate",
-                "run",
-                "specs/plans/calc-add.yaml",
-                "-j",
-                "2",
-            )
-        else:
-            self.skip(
-                "mutation run",
-                ["mutate", "run", "specs/plans/calc-add.yaml"],
-                "no C compiler (cc) on PATH",
-            )
+        if not _have_cc():
+            self.skip("mutation run", ["mutate", "run", "specs/plans/calc-add.yaml"], _NO_CC)
+            return
+        self.tools(
+            "mutation run",
+            "every arm as expected (docs-only is STALE: the test binary did not change); "
+            "the table lands in specs/calc.md",
+            "mutate",
+            "run",
+            "specs/plans/calc-add.yaml",
+            "-j",
+            "2",
+        )
+
+    def tour_attribution(self) -> None:
         self.say("[4/6] which commit broke the test? bisect, then prove it both ways")
-        if shutil.which("cc") or shutil.which("gcc"):
-            self.tools(
-                "attribution",
-                f"ATTRIBUTED to {c['broken'][:12]} (Speed up add)",
-                "attribute",
-                "--good",
-                c["docs"],
-                "--bad",
-                "agent/feature",
-                "--build",
-                "make -s build",
-                "--test",
-                "make -s test",
-                "--spec",
-                "specs/calc.md",
-            )
-        else:
-            self.skip("attribution", ["attribute"], "no C compiler (cc) on PATH")
+        if not _have_cc():
+            self.skip("attribution", ["attribute"], _NO_CC)
+            return
+        c = self.commits
+        self.tools(
+            "attribution",
+            f"ATTRIBUTED to {c['broken'][:12]} (Speed up add)",
+            "attribute",
+            "--good",
+            c["docs"],
+            "--bad",
+            "agent/feature",
+            "--build",
+            "make -s build",
+            "--test",
+            "make -s test",
+            "--spec",
+            "specs/calc.md",
+        )
+
+    def tour_evidence(self) -> None:
         self.say("[5/6] the evidence, committed: spec tables re-render from the ledger")
         self.git("add", "-A")
         self.commit_staged(
@@ -492,24 +508,28 @@ class Demo:
             "ledger",
             "verify",
             "--base",
-            c["root"],
+            self.commits["root"],
         )
+
+    def tour_grid_tie(self) -> None:
         self.say("[6/6] a numerical claim: are two greedy outputs a BF16 logit-grid tie?")
         self.write("evidence/grid-tie.json", json.dumps(GRID_TIE, indent=2) + "\n")
-        if importlib.util.find_spec("numpy") is not None:
-            self.tools(
-                "grid-tie",
-                "PASS: a one-step tie on the 0.5 grid",
-                "numerics",
-                "grid-tie",
-                "evidence/grid-tie.json",
-            )
-        else:
-            self.skip(
-                "grid-tie",
-                ["numerics", "grid-tie", "evidence/grid-tie.json"],
-                "numpy is not installed (pip install '.[numerics]')",
-            )
+        argv = ["numerics", "grid-tie", "evidence/grid-tie.json"]
+        # The command needs the whole `numerics` extra; without it the step says what is absent.
+        absent = numerics.missing()
+        if absent:
+            verb = "is" if len(absent) == 1 else "are"
+            why = f"{' and '.join(absent)} {verb} not installed (pip install '.[numerics]')"
+            self.skip("grid-tie", argv, why)
+            return
+        self.tools("grid-tie", "PASS: a one-step tie on the 0.5 grid", *argv)
+
+
+def _have_cc() -> bool:
+    return bool(shutil.which("cc") or shutil.which("gcc"))
+
+
+_NO_CC = "no C compiler (cc) on PATH"
 
 
 def run_demo(keep: Path | None, say: Callable[[str], None]) -> Demo:

@@ -5,3 +5,15 @@ These modules are the only part of ``tools`` that imports torch and numpy, and o
 numerics commands import them (inside the command bodies), so ``tools --help`` and every
 protocol gate stay torch-free.
 """
+
+from __future__ import annotations
+
+import importlib.util
+
+# What the `numerics` extra installs and the numerics commands import.
+EXTRA = ("torch", "numpy")
+
+
+def missing() -> list[str]:
+    """The modules of the `numerics` extra that are not installed (looked up, not imported)."""
+    return [name for name in EXTRA if importlib.util.find_spec(name) is None]
