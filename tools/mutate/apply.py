@@ -19,7 +19,7 @@ from typing import Any
 from tools.errors import UsageError
 from tools.fsio import write_atomic
 from tools.git import GitError, decode, encode, run_git, unquote_c
-from tools.mutate.plan import Mutation
+from tools.mutate.mutation import Mutation
 
 
 class NotApplied(Exception):

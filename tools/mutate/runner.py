@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from tools.git import GitError
 from tools.mutate import apply as ap
-from tools.mutate.plan import Arm, Plan, describe_all
+from tools.mutate.mutation import describe_all
+from tools.mutate.plan import Arm, Plan
 from tools.mutate.proc import Registry, run_step
 
 if TYPE_CHECKING:
