@@ -8,11 +8,13 @@ the test ``repeat`` times (``run_rcs``); the restore and its sha256 proof; the v
 
 from __future__ import annotations
 
+import functools
 import sys
 import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -20,7 +22,7 @@ from tools.git import GitError
 from tools.mutate import apply as ap
 from tools.mutate.mutation import describe_all
 from tools.mutate.plan import Arm, Plan
-from tools.mutate.proc import Registry, run_step
+from tools.mutate.proc import Registry, StepResult, run_step
 
 if TYPE_CHECKING:
     from tools.mutate.inplace import Conflict, InPlace
@@ -187,6 +189,234 @@ def _versions(plan: Plan, tree: Path, registry: Registry) -> list[dict[str, Any]
     return found
 
 
+@dataclass
+class _ArmRun:
+    """What one arm's run has found so far, step by step; its payload is made from it."""
+
+    plan: Plan
+    arm: Arm
+    tree: Path
+    registry: Registry
+    note: Callable[[str], None]
+    setup_s: float
+    started: float = field(default_factory=time.monotonic)
+    verdict: str | None = None
+    reason: str | None = None
+    signal: str | None = None
+    matched: dict[str, str] | None = None
+    artifacts: list[dict[str, Any]] | None = None
+    quiet: dict[str, Any] | None = None
+    conditions: dict[str, Any] | None = None
+    applied: bool = False
+    names: list[str] = field(default_factory=list)
+    before: dict[str, ap.FileState] = field(default_factory=dict)
+    mutated: dict[str, ap.FileState] = field(default_factory=dict)
+    after: dict[str, ap.FileState] = field(default_factory=dict)
+    restored: bool | None = None
+    conflicts: list[Conflict] = field(default_factory=list)
+    compile_rc: int | None = None
+    run_rcs: list[int] = field(default_factory=list)
+    tails: dict[str, Any] = field(default_factory=lambda: {"build": None, "test": []})
+    durations: dict[str, Any] = field(default_factory=dict)
+
+    def wait_for_quiet(self, countdown: Callable[[float, float | None], None] | None) -> None:
+        """``quiet:``: wait for the machine; an arm that never gets a quiet window never runs."""
+        from tools.mutate import conditions as cond
+
+        q = self.plan.quiet
+        if q is None:
+            return
+        self.note(f"waiting for a quiet machine (load per CPU ≤ {q.max_load:g})")
+        self.quiet = cond.wait_quiet(
+            q.max_load,
+            q.wait_s,
+            tick=countdown or (lambda left, load: None),
+            cancelled=self.registry.cancelled.is_set,
+        )
+        self.registry.check()
+        if not self.quiet["quiet"]:
+            load = self.quiet["load_per_cpu"]
+            seen = "unknown" if load is None else f"{load:g}"
+            self.verdict, self.reason = (
+                "NO-QUIET-WINDOW",
+                f"the 1-minute load per CPU ({seen}) stayed above {q.max_load:g} "
+                f"for {q.wait_s:g} s",
+            )
+
+    def apply(self, guard: InPlace | None) -> None:
+        """The overlay, then the arm's mutations, with the targets' states before and after."""
+        plan, tree = self.plan, self.tree
+        mutations = [*plan.overlay, *self.arm.mutations]
+        for m in mutations:
+            for path in ap.targets(tree, m):
+                if path not in self.names:
+                    self.names.append(path)
+        self.before = {p: ap.read_state(tree, p) for p in self.names}
+        if guard is not None:
+            guard.expect(self.arm.name, ap.preview(tree, mutations, self.before))
+        self.note("applying")
+        current = "the overlay"
+        try:
+            for m in plan.overlay:
+                current = f"the overlay's {m.describe()}"
+                ap.apply(tree, m)
+            current = "the arm"
+            for m in self.arm.mutations:
+                ap.apply(tree, m)
+            self.applied = True
+        except ap.NotApplied as exc:
+            if current != "the arm":
+                self.verdict, self.reason = "ERROR", f"{current} did not apply: {exc}"
+            else:
+                self.verdict, self.reason = "NOT-APPLIED", str(exc)
+        self.mutated = {p: ap.read_state(tree, p) for p in self.names}
+        if guard is not None:
+            guard.also({p: st.sha256 for p, st in self.mutated.items()})
+
+    def judge(self, kind: str, step: StepResult, command: str) -> str | None:
+        """A recogniser's verdict on the step's output (its match kept); the reason, if any."""
+        from tools.mutate import verdicts as vd
+
+        judged = vd.judge_step(
+            kind,
+            rc=step.rc,
+            signal=step.signal,
+            tail=step.tail,
+            command=command,
+            empty_when=self.plan.empty_when,  # read for a test only
+            test=kind == "test",
+        )
+        if judged.verdict is None:
+            return None
+        self.verdict = judged.verdict
+        self.matched = judged.match.record() if judged.match else None
+        return judged.reason
+
+    def build(self, command: str) -> None:
+        plan = self.plan
+        self.note("building")
+        step = run_step(command, self.tree, timeout=plan.timeout, registry=self.registry)
+        self.compile_rc, self.tails["build"], self.durations["build"] = (
+            step.rc,
+            step.tail,
+            step.seconds,
+        )
+        self.signal = step.signal
+        if step.timed_out:
+            self.verdict, self.reason = "TIMEOUT", f"the build ran past {plan.timeout:g} s"
+            return
+        reason = self.judge("build", step, command)
+        if self.verdict is not None:
+            self.reason = reason
+        elif step.rc != 0:
+            sig = f" ({step.signal})" if step.signal else ""
+            self.verdict, self.reason = "NO-BUILD", f"the build exited {step.rc}{sig}"
+
+    def hash_artifacts(self) -> None:
+        """The plan's artifacts after the build; a missing one is NO-BUILD."""
+        self.artifacts = hash_artifacts(self.tree, self.plan.artifacts)
+        missing = [a["path"] for a in self.artifacts if a["sha256"] is None]
+        if missing:
+            after_what = "after the build exited 0" if self.plan.build else "(no build command)"
+            self.verdict, self.reason = (
+                "NO-BUILD",
+                f"artifact(s) {', '.join(missing)} missing {after_what}",
+            )
+
+    def test(self) -> None:
+        """The test ``repeat`` times; GREEN, RED or FLAKY from the exit codes, unless a run
+        timed out or a recogniser gave its verdict first."""
+        plan = self.plan
+        for i in range(plan.repeat):
+            self.note("testing" + (f" ({i + 1}/{plan.repeat})" if plan.repeat > 1 else ""))
+            step = run_step(plan.test, self.tree, timeout=plan.timeout, registry=self.registry)
+            self.tails["test"].append(step.tail)
+            self.durations["test"].append(step.seconds)
+            if step.timed_out:
+                self.verdict = "TIMEOUT"
+                self.reason = f"test run {i + 1} ran past {plan.timeout:g} s"
+                return
+            assert step.rc is not None
+            self.run_rcs.append(step.rc)
+            self.signal = self.signal or step.signal
+            reason = self.judge("test", step, plan.test)
+            if self.verdict is not None:
+                self.reason = reason if plan.repeat == 1 else f"run {i + 1}: {reason}"
+                return
+        passed = {rc == 0 for rc in self.run_rcs}
+        self.verdict = "FLAKY" if len(passed) > 1 else "GREEN" if passed == {True} else "RED"
+        if self.verdict == "RED" and self.signal:
+            self.reason = f"the test crashed ({self.signal})"
+
+    def restore(self, guard: InPlace | None) -> None:
+        if guard is None:
+            self.restored, self.after = _restore(self.tree, self.names, self.before)
+        else:
+            self.restored, self.after, self.conflicts = _guarded_restore(
+                self.tree, self.names, self.before, guard
+            )
+        if self.conflicts:
+            self.restored = False  # the table must never say `restored yes` for a file left
+
+    def targets(self) -> list[dict[str, Any]]:
+        before, mutated, after = self.before, self.mutated, self.after
+        return [
+            ap.target_record(p, before[p], mutated.get(p, before[p]), after.get(p, before[p]))
+            for p in self.names
+            if p in before
+        ]
+
+    def numstat(self) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        for p in self.names:
+            if (
+                p in self.before
+                and p in self.mutated
+                and self.mutated[p].data != self.before[p].data
+            ):
+                added, deleted, binary = ap.numstat(self.before[p], self.mutated[p])
+                entry: dict[str, Any] = {"path": p, "added": added, "deleted": deleted}
+                if binary:
+                    entry["binary"] = True
+                out.append(entry)
+        return out
+
+    def payload(self, mode: str, *, total_s: float) -> dict[str, Any]:
+        """The arm's ``mutation-arm`` payload (before anchoring)."""
+        plan, verdict, reason = self.plan, self.verdict, self.reason
+        assert verdict is not None
+        self.durations["total"] = _rounded(total_s)
+        return {
+            **_arm_identity(plan, self.arm),
+            "targets": self.targets(),
+            # An arm that never started (no quiet window) neither applied nor failed to.
+            "applied": None if verdict == "NO-QUIET-WINDOW" else self.applied,
+            "numstat": self.numstat(),
+            "build": plan.build,
+            "test": plan.test,
+            "compile_rc": self.compile_rc,
+            "run_rc": self.run_rcs[0] if self.run_rcs else None,
+            "run_rcs": self.run_rcs,
+            "verdict": verdict,
+            "expect": plan.expect.get(self.arm.name),
+            "restored": self.restored,
+            "observed": verdict,
+            "reason": reason,
+            "observed_reason": reason,
+            "repeat": plan.repeat,
+            "timeout": plan.timeout,
+            "mode": mode,
+            "tails": self.tails,
+            "durations": self.durations,
+            "signal": self.signal,
+            "matched": self.matched,
+            "artifacts": self.artifacts,
+            "quiet": self.quiet,
+            "conditions": self.conditions,
+            **({"conflicts": [c.record() for c in self.conflicts]} if self.conflicts else {}),
+        }
+
+
 def execute_arm(
     plan: Plan,
     arm: Arm,
@@ -207,200 +437,31 @@ def execute_arm(
     is a conflict, left as it is).
     """
     from tools.mutate import conditions as cond
-    from tools.mutate import verdicts as vd
 
-    started = time.monotonic()
-    verdict: str | None = None
-    reason: str | None = None
-    signal_name: str | None = None
-    matched: dict[str, str] | None = None
-    artifacts: list[dict[str, Any]] | None = None
-    quiet: dict[str, Any] | None = None
-    conditions = cond.start(tree)
-    applied = False
-    names: list[str] = []
-    before: dict[str, ap.FileState] = {}
-    mutated: dict[str, ap.FileState] = {}
-    after: dict[str, ap.FileState] = {}
-    restored: bool | None = None
-    conflicts: list[Conflict] = []
-    compile_rc: int | None = None
-    run_rcs: list[int] = []
-    tails: dict[str, Any] = {"build": None, "test": []}
-    durations: dict[str, Any] = {"setup": _rounded(setup_s), "build": None, "test": []}
-    if plan.quiet is not None:
-        q = plan.quiet
-        note(f"waiting for a quiet machine (load per CPU ≤ {q.max_load:g})")
-        quiet = cond.wait_quiet(
-            q.max_load,
-            q.wait_s,
-            tick=countdown or (lambda left, load: None),
-            cancelled=registry.cancelled.is_set,
-        )
-        registry.check()
-        if not quiet["quiet"]:
-            load = quiet["load_per_cpu"]
-            seen = "unknown" if load is None else f"{load:g}"
-            verdict, reason = (
-                "NO-QUIET-WINDOW",
-                f"the 1-minute load per CPU ({seen}) stayed above {q.max_load:g} "
-                f"for {q.wait_s:g} s",
-            )
-    if verdict is None and plan.versions:
+    run = _ArmRun(plan, arm, tree, registry, note, setup_s)
+    run.durations = {"setup": _rounded(setup_s), "build": None, "test": []}
+    run.conditions = conditions = cond.start(tree)
+    run.wait_for_quiet(countdown)
+    if run.verdict is None and plan.versions:
         conditions["versions"] = _versions(plan, tree, registry)
     try:
         try:
-            if verdict is not None:
-                raise _Skip()
-            for m in [*plan.overlay, *arm.mutations]:
-                for path in ap.targets(tree, m):
-                    if path not in names:
-                        names.append(path)
-            before = {p: ap.read_state(tree, p) for p in names}
-            if guard is not None:
-                guard.expect(arm.name, ap.preview(tree, [*plan.overlay, *arm.mutations], before))
-            note("applying")
-            current = "the overlay"
-            try:
-                for m in plan.overlay:
-                    current = f"the overlay's {m.describe()}"
-                    ap.apply(tree, m)
-                current = "the arm"
-                for m in arm.mutations:
-                    ap.apply(tree, m)
-                applied = True
-            except ap.NotApplied as exc:
-                if current != "the arm":
-                    verdict, reason = "ERROR", f"{current} did not apply: {exc}"
-                else:
-                    verdict, reason = "NOT-APPLIED", str(exc)
-            mutated = {p: ap.read_state(tree, p) for p in names}
-            if guard is not None:
-                guard.also({p: st.sha256 for p, st in mutated.items()})
-        except _Skip:
-            pass
+            if run.verdict is None:
+                run.apply(guard)
         except (ap.ApplyError, GitError, OSError) as exc:
-            verdict, reason = "ERROR", f"{type(exc).__name__}: {exc}"
-        durations["apply"] = _rounded(time.monotonic() - started)
-
-        if verdict is None and plan.build:
-            note("building")
-            step = run_step(plan.build, tree, timeout=plan.timeout, registry=registry)
-            compile_rc, tails["build"], durations["build"] = step.rc, step.tail, step.seconds
-            signal_name = step.signal
-            judged = vd.judge_step(
-                "build",
-                rc=step.rc,
-                signal=step.signal,
-                tail=step.tail,
-                command=plan.build,
-                test=False,
-            )
-            if step.timed_out:
-                verdict, reason = "TIMEOUT", f"the build ran past {plan.timeout:g} s"
-            elif judged.verdict is not None:
-                verdict, reason = judged.verdict, judged.reason
-                matched = judged.match.record() if judged.match else None
-            elif step.rc != 0:
-                sig = f" ({step.signal})" if step.signal else ""
-                verdict, reason = "NO-BUILD", f"the build exited {step.rc}{sig}"
-        if verdict is None and plan.artifacts:
-            artifacts = hash_artifacts(tree, plan.artifacts)
-            missing = [a["path"] for a in artifacts if a["sha256"] is None]
-            if missing:
-                after_what = "after the build exited 0" if plan.build else "(no build command)"
-                verdict, reason = (
-                    "NO-BUILD",
-                    f"artifact(s) {', '.join(missing)} missing {after_what}",
-                )
-        if verdict is None:
-            for i in range(plan.repeat):
-                note("testing" + (f" ({i + 1}/{plan.repeat})" if plan.repeat > 1 else ""))
-                step = run_step(plan.test, tree, timeout=plan.timeout, registry=registry)
-                tails["test"].append(step.tail)
-                durations["test"].append(step.seconds)
-                if step.timed_out:
-                    verdict, reason = "TIMEOUT", f"test run {i + 1} ran past {plan.timeout:g} s"
-                    break
-                assert step.rc is not None
-                run_rcs.append(step.rc)
-                signal_name = signal_name or step.signal
-                judged = vd.judge_step(
-                    "test",
-                    rc=step.rc,
-                    signal=step.signal,
-                    tail=step.tail,
-                    command=plan.test,
-                    empty_when=plan.empty_when,
-                    test=True,
-                )
-                if judged.verdict is not None:
-                    verdict = judged.verdict
-                    reason = judged.reason if plan.repeat == 1 else f"run {i + 1}: {judged.reason}"
-                    matched = judged.match.record() if judged.match else None
-                    break
-            if verdict is None:
-                passed = {rc == 0 for rc in run_rcs}
-                verdict = "FLAKY" if len(passed) > 1 else "GREEN" if passed == {True} else "RED"
-                if verdict == "RED" and signal_name:
-                    reason = f"the test crashed ({signal_name})"
+            run.verdict, run.reason = "ERROR", f"{type(exc).__name__}: {exc}"
+        run.durations["apply"] = _rounded(time.monotonic() - run.started)
+        if run.verdict is None and plan.build:
+            run.build(plan.build)
+        if run.verdict is None and plan.artifacts:
+            run.hash_artifacts()
+        if run.verdict is None:
+            run.test()
     finally:
         # The restore runs on every way out (Cancelled, KeyboardInterrupt included).
-        if guard is None:
-            restored, after = _restore(tree, names, before)
-        else:
-            restored, after, conflicts = _guarded_restore(tree, names, before, guard)
+        run.restore(guard)
         cond.finish(conditions)
-    targets = [
-        ap.target_record(p, before[p], mutated.get(p, before[p]), after.get(p, before[p]))
-        for p in names
-        if p in before
-    ]
-    numstat = []
-    for p in names:
-        if p in before and p in mutated and mutated[p].data != before[p].data:
-            added, deleted, binary = ap.numstat(before[p], mutated[p])
-            entry: dict[str, Any] = {"path": p, "added": added, "deleted": deleted}
-            if binary:
-                entry["binary"] = True
-            numstat.append(entry)
-    assert verdict is not None
-    if conflicts:
-        restored = False  # the table must never say `restored yes` for a file left as it is
-    durations["total"] = _rounded(time.monotonic() - started + setup_s)
-    return {
-        **_arm_identity(plan, arm),
-        "targets": targets,
-        # An arm that never started (no quiet window) neither applied nor failed to.
-        "applied": None if verdict == "NO-QUIET-WINDOW" else applied,
-        "numstat": numstat,
-        "build": plan.build,
-        "test": plan.test,
-        "compile_rc": compile_rc,
-        "run_rc": run_rcs[0] if run_rcs else None,
-        "run_rcs": run_rcs,
-        "verdict": verdict,
-        "expect": plan.expect.get(arm.name),
-        "restored": restored,
-        "observed": verdict,
-        "reason": reason,
-        "observed_reason": reason,
-        "repeat": plan.repeat,
-        "timeout": plan.timeout,
-        "mode": mode,
-        "tails": tails,
-        "durations": durations,
-        "signal": signal_name,
-        "matched": matched,
-        "artifacts": artifacts,
-        "quiet": quiet,
-        "conditions": conditions,
-        **({"conflicts": [c.record() for c in conflicts]} if conflicts else {}),
-    }
-
-
-class _Skip(Exception):
-    """The arm does not run at all (no quiet window): straight to the record."""
+    return run.payload(mode, total_s=time.monotonic() - run.started + setup_s)
 
 
 def _restore(
@@ -479,35 +540,11 @@ def _arm_identity(plan: Plan, arm: Arm) -> dict[str, Any]:
 
 def error_payload(plan: Plan, arm: Arm, reason: str, mode: str, setup_s: float) -> dict[str, Any]:
     """The record of an arm that could not even start (its worktree could not be made)."""
-    durations = {"setup": _rounded(setup_s), "apply": 0.0, "build": None, "test": []}
-    durations["total"] = _rounded(setup_s)
-    return {
-        **_arm_identity(plan, arm),
-        "targets": [],
-        "applied": False,
-        "numstat": [],
-        "build": plan.build,
-        "test": plan.test,
-        "compile_rc": None,
-        "run_rc": None,
-        "run_rcs": [],
-        "verdict": "ERROR",
-        "expect": plan.expect.get(arm.name),
-        "restored": None,
-        "observed": "ERROR",
-        "reason": reason,
-        "observed_reason": reason,
-        "repeat": plan.repeat,
-        "timeout": plan.timeout,
-        "mode": mode,
-        "tails": {"build": None, "test": []},
-        "durations": durations,
-        "signal": None,
-        "matched": None,
-        "artifacts": None,
-        "quiet": None,
-        "conditions": None,
-    }
+    # Nothing runs: the tree, registry and note are never used.
+    run = _ArmRun(plan, arm, Path(), Registry(), lambda what: None, setup_s)
+    run.durations = {"setup": _rounded(setup_s), "apply": 0.0, "build": None, "test": []}
+    run.verdict, run.reason = "ERROR", reason
+    return run.payload(mode, total_s=setup_s)
 
 
 def order(plan: Plan, names: list[str] | None) -> list[Arm]:
@@ -539,12 +576,12 @@ def run_in_worktrees(
         registry.check()
         progress.state(arm.name, "creating worktree")
         t0 = time.monotonic()
+        payload: dict[str, Any] | None = None
         try:
             tree, reused = pool_of_trees.take(arm.name)
         except (GitError, OSError) as exc:
             payload = error_payload(plan, arm, f"worktree: {exc}", "worktree", 0.0)
         else:
-            payload = None
             try:
                 payload = execute_arm(
                     plan,
@@ -625,9 +662,9 @@ def run_in_place(
                 arm,
                 repo_root,
                 registry,
-                lambda what, name=arm.name: progress.state(name, what),
+                functools.partial(progress.state, arm.name),
                 mode="in-place",
-                countdown=lambda left, load, name=arm.name: progress.countdown(name, left, load),
+                countdown=functools.partial(progress.countdown, arm.name),
                 guard=snapshot,
             )
             results.append(payload)
