@@ -115,8 +115,7 @@ def check_inside(root: Path, rel: str, where: str) -> Path:
 
 def load(git: Git, plan_path: Path) -> Plan:
     """Read, validate and resolve the plan file ``plan_path``."""
-
-    from tools.config import is_repo_relative, parse_yaml
+    from tools.config import parse_yaml
     from tools.schema import validate_against
 
     root = git.root
@@ -131,109 +130,21 @@ def load(git: Git, plan_path: Path) -> Plan:
     data = parse_yaml(raw, src)
     validate_against(data, SCHEMA, src, exact_integers=True)
 
-    def resolve(rev: str, where: str, what: str = "") -> str:
-        sha = git.resolve(rev)
-        if sha is None:
-            raise UsageError(
-                f"{what}revision {rev!r} does not resolve", where=where, expected="a commit"
-            )
-        return sha
-
+    reader = _Reader(git, src)
     base_rev = data.get("base", "HEAD")
-    base = resolve(base_rev, f"{src}: base")
-
-    def mutation(kind: str, value: Any, where: str) -> Mutation:
-        if kind == "patch":
-            full = check_inside(root, value, where)
-            try:
-                body = full.read_bytes()
-            except IsADirectoryError:
-                raise UsageError("is a directory, expected a patch file", where=where) from None
-            except FileNotFoundError:
-                raise UsageError(f"patch file {value!r} not found", where=where) from None
-            except OSError as exc:
-                raise UsageError(f"cannot read {value!r}: {exc.strerror}", where=where) from None
-            return Mutation("patch", {"patch": value}, where, patch_bytes=body)
-        check_inside(root, value["path"], f"{where}.path")
-        commit = None
-        if kind == "revert":
-            commit = resolve(
-                value["to"], f"{where}.to", f"{owner[0]}: the revert of {value['path']}: "
-            )
-        return Mutation(kind, dict(value), where, commit=commit)
-
-    def one(entry: dict[str, Any], where: str) -> Mutation:
-        ((kind, value),) = entry.items()
-        return mutation(kind, value, f"{where}.{kind}")
-
-    owner = ["the overlay"]  # who a mutation belongs to, for the messages
-
-    arms: list[Arm] = []
-    seen: dict[str, int] = {}
-    control: str | None = None
-    for i, spec in enumerate(data["arms"]):
-        where = f"{src}: arms[{i}]"
-        name = spec["name"]
-        if name in seen:
-            raise UsageError(
-                f"arm name {name!r} repeats arms[{seen[name]}]",
-                where=f"{where}.name",
-                expected="unique arm names",
-            )
-        seen[name] = i
-        owner[0] = f"arm {name!r}"
-        given = [k for k in (*KINDS, "mutations") if k in spec]
-        if len(given) > 1:
-            raise UsageError(
-                f"gives both {given[0]} and {given[1]}",
-                where=where,
-                expected="one of revert, replace, patch, or a list under mutations",
-            )
-        if not given:
-            mutations: list[Mutation] = []
-        elif given[0] == "mutations":
-            mutations = [one(m, f"{where}.mutations[{j}]") for j, m in enumerate(spec["mutations"])]
-        else:
-            mutations = [mutation(given[0], spec[given[0]], f"{where}.{given[0]}")]
-        if not mutations:
-            if control is not None:
-                raise UsageError(
-                    f"a second arm without mutations (the control is {control!r})",
-                    where=where,
-                    expected="one control arm at most",
-                )
-            control = name
-        arms.append(Arm(name, mutations, where))
-
-    expect = dict(data.get("expect") or {})
-    for name in expect:
-        if name not in seen:
-            raise UsageError("names no arm of the plan", where=f"{src}: expect.{name}")
-        if expect[name] == "NOT-APPLIED" and name == control:
-            raise UsageError("the control arm is never NOT-APPLIED", where=f"{src}: expect.{name}")
-    owner[0] = "the overlay"
-    overlay = [one(m, f"{src}: overlay[{j}]") for j, m in enumerate(data.get("overlay") or [])]
+    base = reader.resolve(base_rev, f"{src}: base")
+    arms = reader.arms(data["arms"])
+    expect = _expect(data, arms, src)
+    reader.owner = "the overlay"
+    overlay = [
+        reader.one(m, f"{src}: overlay[{j}]") for j, m in enumerate(data.get("overlay") or [])
+    ]
     _check_paths_at_base(git, base, base_rev, overlay, arms)
 
-    spec_rel = data.get("spec")
-    if spec_rel is not None:
-        assert is_repo_relative(spec_rel)
-        full = check_inside(root, spec_rel, f"{src}: spec")
-        if not full.is_file():
-            raise UsageError(f"spec {spec_rel!r} not found", where=f"{src}: spec")
+    spec_rel = _spec(data, root, src)
     artifacts = list(data.get("artifacts") or [])
     for j, art in enumerate(artifacts):
         check_inside(root, art, f"{src}: artifacts[{j}]")
-    empty_when = None
-    if data.get("empty_when") is not None:
-        try:
-            empty_when = re.compile(data["empty_when"], re.MULTILINE)
-        except re.error as exc:
-            raise UsageError(
-                f"not a regular expression: {exc}",
-                where=f"{src}: empty_when",
-                expected="a Python regular expression",
-            ) from None
     quiet = data.get("quiet")
     return Plan(
         path=rel,
@@ -249,10 +160,138 @@ def load(git: Git, plan_path: Path) -> Plan:
         expect=expect,
         overlay=overlay,
         artifacts=artifacts,
-        empty_when=empty_when,
+        empty_when=_empty_when(data, src),
         quiet=None if quiet is None else Quiet(float(quiet["max_load"]), float(quiet["wait_s"])),
         versions=list(data.get("versions") or []),
     )
+
+
+class _Reader:
+    """Turns the plan's arms and mutations into :class:`Arm` and :class:`Mutation`, resolving
+    revisions and reading patch files; ``owner`` names whose mutation it reads, for messages."""
+
+    def __init__(self, git: Git, src: str) -> None:
+        self.git = git
+        self.root = git.root
+        self.src = src
+        self.owner = "the overlay"
+
+    def resolve(self, rev: str, where: str, what: str = "") -> str:
+        sha = self.git.resolve(rev)
+        if sha is None:
+            raise UsageError(
+                f"{what}revision {rev!r} does not resolve", where=where, expected="a commit"
+            )
+        return sha
+
+    def mutation(self, kind: str, value: Any, where: str) -> Mutation:
+        if kind == "patch":
+            return Mutation("patch", {"patch": value}, where, patch_bytes=self.patch(value, where))
+        check_inside(self.root, value["path"], f"{where}.path")
+        commit = None
+        if kind == "revert":
+            commit = self.resolve(
+                value["to"], f"{where}.to", f"{self.owner}: the revert of {value['path']}: "
+            )
+        return Mutation(kind, dict(value), where, commit=commit)
+
+    def patch(self, value: str, where: str) -> bytes:
+        """The bytes of a patch file, read once: what is applied is what is recorded."""
+        full = check_inside(self.root, value, where)
+        try:
+            return full.read_bytes()
+        except IsADirectoryError:
+            raise UsageError("is a directory, expected a patch file", where=where) from None
+        except FileNotFoundError:
+            raise UsageError(f"patch file {value!r} not found", where=where) from None
+        except OSError as exc:
+            raise UsageError(f"cannot read {value!r}: {exc.strerror}", where=where) from None
+
+    def one(self, entry: dict[str, Any], where: str) -> Mutation:
+        ((kind, value),) = entry.items()
+        return self.mutation(kind, value, f"{where}.{kind}")
+
+    def arms(self, specs: list[dict[str, Any]]) -> list[Arm]:
+        """The arms in plan order: unique names, one kind of mutation each, one control."""
+        arms: list[Arm] = []
+        seen: dict[str, int] = {}
+        control: str | None = None
+        for i, spec in enumerate(specs):
+            where = f"{self.src}: arms[{i}]"
+            name = spec["name"]
+            if name in seen:
+                raise UsageError(
+                    f"arm name {name!r} repeats arms[{seen[name]}]",
+                    where=f"{where}.name",
+                    expected="unique arm names",
+                )
+            seen[name] = i
+            self.owner = f"arm {name!r}"
+            mutations = self.arm_mutations(spec, where)
+            if not mutations:
+                if control is not None:
+                    raise UsageError(
+                        f"a second arm without mutations (the control is {control!r})",
+                        where=where,
+                        expected="one control arm at most",
+                    )
+                control = name
+            arms.append(Arm(name, mutations, where))
+        return arms
+
+    def arm_mutations(self, spec: dict[str, Any], where: str) -> list[Mutation]:
+        given = [k for k in (*KINDS, "mutations") if k in spec]
+        if len(given) > 1:
+            raise UsageError(
+                f"gives both {given[0]} and {given[1]}",
+                where=where,
+                expected="one of revert, replace, patch, or a list under mutations",
+            )
+        if not given:
+            return []
+        if given[0] == "mutations":
+            return [self.one(m, f"{where}.mutations[{j}]") for j, m in enumerate(spec["mutations"])]
+        return [self.mutation(given[0], spec[given[0]], f"{where}.{given[0]}")]
+
+
+def _expect(data: dict[str, Any], arms: list[Arm], src: str) -> dict[str, str]:
+    """``expect``: a verdict per named arm; the control is never NOT-APPLIED."""
+    expect = dict(data.get("expect") or {})
+    names = {a.name for a in arms}
+    control = next((a.name for a in arms if a.is_control), None)
+    for name in expect:
+        if name not in names:
+            raise UsageError("names no arm of the plan", where=f"{src}: expect.{name}")
+        if expect[name] == "NOT-APPLIED" and name == control:
+            raise UsageError("the control arm is never NOT-APPLIED", where=f"{src}: expect.{name}")
+    return expect
+
+
+def _spec(data: dict[str, Any], root: Path, src: str) -> str | None:
+    """``spec``: the spec whose ``Now`` section gets the table, an existing file."""
+    from tools.config import is_repo_relative
+
+    spec_rel: str | None = data.get("spec")
+    if spec_rel is not None:
+        assert is_repo_relative(spec_rel)
+        full = check_inside(root, spec_rel, f"{src}: spec")
+        if not full.is_file():
+            raise UsageError(f"spec {spec_rel!r} not found", where=f"{src}: spec")
+    return spec_rel
+
+
+def _empty_when(data: dict[str, Any], src: str) -> re.Pattern[str] | None:
+    """``empty_when``: the pattern of a test run that ran nothing (EMPTY)."""
+    if data.get("empty_when") is None:
+        return None
+    try:
+        return re.compile(data["empty_when"], re.MULTILINE)
+    except re.error as exc:
+        raise UsageError(
+            f"not a regular expression: {exc}",
+            where=f"{src}: empty_when",
+            expected="a Python regular expression",
+        ) from None
 
 
 def _check_paths_at_base(
