@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import io
 import json
 import os
 import secrets
@@ -20,6 +21,7 @@ import signal
 import subprocess
 import threading
 import time
+import typing
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -243,9 +245,26 @@ def signal_of(rc: int | None) -> str | None:
         return None
 
 
-def _tail_text(chunks: deque[bytes]) -> str:
-    data = b"".join(chunks)[-TAIL_BYTES:]
-    return data.decode("utf-8", "replace")
+class _Tail:
+    """The last ``TAIL_BYTES`` of a pipe, read by a thread of its own until the pipe closes."""
+
+    def __init__(self, pipe: io.BufferedReader) -> None:
+        self.pipe = pipe
+        self._chunks: deque[bytes] = deque()
+        self._size = 0
+        self.thread = threading.Thread(target=self._pump, daemon=True)
+        self.thread.start()
+
+    def _pump(self) -> None:
+        for chunk in iter(lambda: self.pipe.read1(65536), b""):
+            self._chunks.append(chunk)
+            self._size += len(chunk)
+            while self._size - len(self._chunks[0]) >= TAIL_BYTES:
+                self._size -= len(self._chunks.popleft())
+
+    def text(self) -> str:
+        data = b"".join(self._chunks)[-TAIL_BYTES:]
+        return data.decode("utf-8", "replace")
 
 
 def run_step(
@@ -274,63 +293,60 @@ def run_step(
     )
     pgid = proc.pid
     registry.add(pgid)
-    chunks: deque[bytes] = deque()
-    size = [0]
-
-    def pump() -> None:
-        assert proc.stdout is not None
-        for chunk in iter(lambda: proc.stdout.read1(65536), b""):  # type: ignore[union-attr]
-            chunks.append(chunk)
-            size[0] += len(chunk)
-            while size[0] - len(chunks[0]) >= TAIL_BYTES:
-                size[0] -= len(chunks.popleft())
-
-    reader = threading.Thread(target=pump, daemon=True)
-    reader.start()
-    timed_out = False
+    # A pipe opened with the default buffering is a BufferedReader, which has read1.
+    tail = _Tail(typing.cast(io.BufferedReader, proc.stdout))
     try:
         deadline = None if timeout is None else started + timeout
-        while True:
-            try:
-                proc.wait(_POLL_S)
-                break
-            except subprocess.TimeoutExpired:
-                pass
-            if registry.cancelled.is_set():
-                _kill_group(pgid, signal.SIGKILL)
-                proc.wait()
-                raise Cancelled()
-            if deadline is not None and time.monotonic() >= deadline:
-                timed_out = True
-                _kill_group(pgid, signal.SIGTERM)
-                try:
-                    proc.wait(TERM_GRACE_S)
-                except subprocess.TimeoutExpired:
-                    _kill_group(pgid, signal.SIGKILL)
-                    proc.wait()
-                break
-        if registry.cancelled.is_set():
-            # Ended by the interrupt's SIGKILL, not by itself: no status to report.
-            raise Cancelled()
+        timed_out = _wait(proc, deadline, registry)
     finally:
         # Whatever the step started in its group and left running goes with it.
         _kill_group(pgid, signal.SIGKILL)
         registry.discard(pgid)
-        reader.join(2.0)
+        tail.thread.join(2.0)
         # A process that left the group may still hold the pipe: then the reader thread
         # keeps it (closing under a blocked read would wait on the reader's lock).
-        if proc.stdout is not None and not reader.is_alive():
-            proc.stdout.close()
+        if not tail.thread.is_alive():
+            tail.pipe.close()
     rc = proc.returncode
     if rc is not None and rc < 0:
         rc = 128 - rc
     return StepResult(
         rc=None if timed_out else rc,
         timed_out=timed_out,
-        tail=_tail_text(chunks),
+        tail=tail.text(),
         seconds=round(time.monotonic() - started, 3),
         signal=None if timed_out else signal_of(rc),
     )
+
+
+def _wait(proc: subprocess.Popen[bytes], deadline: float | None, registry: Registry) -> bool:
+    """Wait for the step to end; True if it ran past ``deadline`` (then its group got SIGTERM
+    and, after a grace, SIGKILL). A cancelled run kills the group and raises Cancelled."""
+    pgid = proc.pid
+    timed_out = False
+    while True:
+        try:
+            proc.wait(_POLL_S)
+            break
+        except subprocess.TimeoutExpired:
+            pass
+        if registry.cancelled.is_set():
+            _kill_group(pgid, signal.SIGKILL)
+            proc.wait()
+            raise Cancelled()
+        if deadline is not None and time.monotonic() >= deadline:
+            timed_out = True
+            _kill_group(pgid, signal.SIGTERM)
+            try:
+                proc.wait(TERM_GRACE_S)
+            except subprocess.TimeoutExpired:
+                _kill_group(pgid, signal.SIGKILL)
+                proc.wait()
+            break
+    if registry.cancelled.is_set():
+        # Ended by the interrupt's SIGKILL, not by itself: no status to report.
+        raise Cancelled()
+    return timed_out
 
 
 class Interrupted(BaseException):
