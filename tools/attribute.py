@@ -24,8 +24,9 @@ from tools.errors import UsageError
 from tools.git import GitError, decode, run_git
 from tools.mutate import apply as ap
 from tools.mutate import verdicts as vd
-from tools.mutate.plan import Quiet
+from tools.mutate.plan import Quiet, check_inside
 from tools.mutate.proc import Registry, StepResult, run_step
+from tools.mutate.runner import hash_artifacts
 
 if TYPE_CHECKING:
     from tools.git import Git
@@ -62,7 +63,6 @@ def prepare(
 ) -> Job:
     """Resolve and check the arguments (UsageError, exit 2, for any that cannot be judged)."""
     from tools.config import is_repo_relative
-    from tools.mutate.plan import check_inside
 
     shas = {}
     for flag, rev in (("--good", good), ("--bad", bad)):
@@ -78,27 +78,13 @@ def prepare(
         )
     if not test.strip():
         raise UsageError("the test command is empty", where="--test")
-    for path in paths or []:
-        if not is_repo_relative(path):
-            raise UsageError(
-                f"{path!r} is not inside the repository",
-                where="--path",
-                expected="a repo-relative path",
-            )
-        check_inside(git.root, path, "--path")
+    _check_paths(git.root, paths or [], "--path")
     if spec is not None:
         if not is_repo_relative(spec):
             raise UsageError(f"{spec!r} is not inside the repository", where="--spec")
         if not check_inside(git.root, spec, "--spec").is_file():
             raise UsageError(f"spec {spec!r} not found", where="--spec")
-    for path in artifacts or []:
-        if not is_repo_relative(path):
-            raise UsageError(
-                f"{path!r} is not inside the repository",
-                where="--artifact",
-                expected="a repo-relative path",
-            )
-        check_inside(git.root, path, "--artifact")
+    _check_paths(git.root, artifacts or [], "--artifact")
     pattern = None
     if empty_when is not None:
         try:
@@ -118,6 +104,20 @@ def prepare(
     )
 
 
+def _check_paths(root: Path, paths: list[str], flag: str) -> None:
+    """Each of ``paths`` (given with ``flag``) is repo-relative and stays inside the tree."""
+    from tools.config import is_repo_relative
+
+    for path in paths:
+        if not is_repo_relative(path):
+            raise UsageError(
+                f"{path!r} is not inside the repository",
+                where=flag,
+                expected="a repo-relative path",
+            )
+        check_inside(root, path, flag)
+
+
 def _label(step_build: StepResult | None, step_test: StepResult | None) -> str:
     """good | bad | skip | abort, by the ``git bisect run`` protocol (exit codes only; the
     machine verdicts are decided by :meth:`_Runner.step`). A crash signal is a real failure:
@@ -134,12 +134,6 @@ def _label(step_build: StepResult | None, step_test: StepResult | None) -> str:
     if 1 <= rc <= 127 or step_test.signal in vd.CRASH_SIGNALS:
         return "bad"
     return "abort"
-
-
-def _artifacts(tree: Path, paths: list[str]) -> list[dict[str, Any]]:
-    from tools.mutate.runner import hash_artifacts
-
-    return hash_artifacts(tree, paths)
 
 
 class _Runner:
@@ -203,7 +197,7 @@ class _Runner:
                     info["matched"] = judged.match.record()
                 return "skip", info
         if self.job.artifacts:
-            arts = _artifacts(self.tree, self.job.artifacts)
+            arts = hash_artifacts(self.tree, self.job.artifacts)
             info["artifacts"] = arts
             last, self.last = self.last, (head, arts)
             if any(a["sha256"] is None for a in arts):
@@ -389,7 +383,7 @@ def _phase(runner: _Runner) -> dict[str, Any]:
         )
         out["verdict"] = judged.verdict
     if runner.job.artifacts and (b is None or b.rc == 0):
-        out["artifacts"] = _artifacts(runner.tree, runner.job.artifacts)
+        out["artifacts"] = hash_artifacts(runner.tree, runner.job.artifacts)
     return out
 
 
@@ -420,16 +414,9 @@ def run(job: Job, git: Git, *, timeout: float, note: Callable[[str], None]) -> d
     try:
         tree = wts.add("attribute", job.bad)
         runner = _Runner(job, tree, timeout, registry)
-        for sha, want in ((job.good, "good"), (job.bad, "bad")):
-            _checkout(tree, sha)
-            label, info = runner.step()
-            info["check"] = want
-            steps.append(info)
-            said = f" ({info['verdict']})" if info.get("verdict") else ""
-            note(f"check: {sha[:12]} ({want}) is {label}{said}")
-            if label != want:
-                payload["reason"] = _precheck_reason(want, info)
-                return payload
+        payload["reason"] = _check_ends(runner, steps, note)
+        if payload["reason"] is not None:
+            return payload
         first_bad, candidates, reason = _bisect(runner, job, steps, note)
         run_git(tree, "bisect", "reset", "--quiet", ok=(0, 1))
         _checkout(tree, job.bad)
@@ -441,41 +428,73 @@ def run(job: Job, git: Git, *, timeout: float, note: Callable[[str], None]) -> d
         paths = list(job.paths) if job.paths else _changed_paths(tree, first_bad)
         payload["paths"] = paths
         note(f"first bad: {first_bad[:12]}; proving both ways on {len(paths)} path(s)")
-        before = {p: ap.read_state(tree, p) for p in paths}
-        method = _revert(tree, first_bad, paths)
-        reverted = {p: ap.read_state(tree, p) for p in paths}
-        changed = any(reverted[p].data != before[p].data for p in paths)
-        revert = _phase(runner) if changed else {"compile_rc": None, "run_rc": None, "tail": ""}
-        at_bad = next((st.get("artifacts") for st in steps if st.get("check") == "bad"), None)
-        if changed and at_bad and revert.get("artifacts") == at_bad:
-            # The build did not pick the revert up: the test ran bad's binaries again.
-            revert["verdict"] = "STALE"
-        after_revert = {p: ap.read_state(tree, p) for p in paths}
-        note(f"revert: run_rc {revert['run_rc']}")
-        for p in paths:
-            ap.write_state(tree, p, before[p])
-        restored = {p: ap.read_state(tree, p) for p in paths}
-        verified = all(restored[p].data == before[p].data for p in paths)
-        restore = _phase(runner) if changed else {"compile_rc": None, "run_rc": None, "tail": ""}
-        note(f"restore: run_rc {restore['run_rc']}")
-        payload["revert"] = {
-            **revert,
-            "method": method,
-            "targets": [
-                ap.target_record(p, before[p], reverted[p], after_revert[p]) for p in paths
-            ],
-        }
-        payload["restore"] = {
-            **restore,
-            "verified": verified,
-            "targets": [ap.target_record(p, before[p], reverted[p], restored[p]) for p in paths],
-        }
+        payload["revert"], payload["restore"], changed = _prove(
+            runner, first_bad, paths, steps, note
+        )
         payload["verdict"], payload["reason"] = judge(
             payload["revert"], payload["restore"], changed=changed, first_bad=first_bad
         )
         return payload
     finally:
         wts.close()
+
+
+def _check_ends(
+    runner: _Runner, steps: list[dict[str, Any]], note: Callable[[str], None]
+) -> str | None:
+    """The test must pass at ``good`` and fail at ``bad``; the reason when it does not."""
+    job = runner.job
+    for sha, want in ((job.good, "good"), (job.bad, "bad")):
+        _checkout(runner.tree, sha)
+        label, info = runner.step()
+        info["check"] = want
+        steps.append(info)
+        said = f" ({info['verdict']})" if info.get("verdict") else ""
+        note(f"check: {sha[:12]} ({want}) is {label}{said}")
+        if label != want:
+            return _precheck_reason(want, info)
+    return None
+
+
+def _prove(
+    runner: _Runner,
+    first_bad: str,
+    paths: list[str],
+    steps: list[dict[str, Any]],
+    note: Callable[[str], None],
+) -> tuple[dict[str, Any], dict[str, Any], bool]:
+    """At bad: revert ``first_bad``'s changes to ``paths`` and test, then restore them
+    (sha256-verified) and test again. (revert leg, restore leg, whether reverting changed
+    a file)."""
+    tree = runner.tree
+    before = {p: ap.read_state(tree, p) for p in paths}
+    method = _revert(tree, first_bad, paths)
+    reverted = {p: ap.read_state(tree, p) for p in paths}
+    changed = any(reverted[p].data != before[p].data for p in paths)
+    revert = _phase(runner) if changed else {"compile_rc": None, "run_rc": None, "tail": ""}
+    at_bad = next((st.get("artifacts") for st in steps if st.get("check") == "bad"), None)
+    if changed and at_bad and revert.get("artifacts") == at_bad:
+        # The build did not pick the revert up: the test ran bad's binaries again.
+        revert["verdict"] = "STALE"
+    after_revert = {p: ap.read_state(tree, p) for p in paths}
+    note(f"revert: run_rc {revert['run_rc']}")
+    for p in paths:
+        ap.write_state(tree, p, before[p])
+    restored = {p: ap.read_state(tree, p) for p in paths}
+    verified = all(restored[p].data == before[p].data for p in paths)
+    restore = _phase(runner) if changed else {"compile_rc": None, "run_rc": None, "tail": ""}
+    note(f"restore: run_rc {restore['run_rc']}")
+    revert_leg = {
+        **revert,
+        "method": method,
+        "targets": [ap.target_record(p, before[p], reverted[p], after_revert[p]) for p in paths],
+    }
+    restore_leg = {
+        **restore,
+        "verified": verified,
+        "targets": [ap.target_record(p, before[p], reverted[p], restored[p]) for p in paths],
+    }
+    return revert_leg, restore_leg, changed
 
 
 def _precheck_reason(want: str, info: dict[str, Any]) -> str:
