@@ -354,6 +354,17 @@ def _forced_rows(case: Case, logits: np.ndarray) -> dict[int, int]:
     return rows
 
 
+@dataclass
+class _Output:
+    """One kernel's output over the batch, as the row checks read it: which values it kept
+    (finite), and per row whether every kept value has its input's bits (``preserved``) and
+    every excluded one is -inf (``clean``)."""
+
+    kept: np.ndarray
+    preserved: np.ndarray
+    clean: np.ndarray
+
+
 def judge_batch(
     case: Case,
     logits: torch.Tensor,
@@ -364,39 +375,14 @@ def judge_batch(
     """Counts of the native comparator and the binary64 reference, how many reference
     comparisons needed the exact tie-break, and each kernel's verdict."""
     x = logits.numpy()
-    x_bits = x.view(np.int32)
     native_counts = [int(c) for c in torch.isfinite(native_out).sum(1).tolist()]
     forced = _forced_rows(case, x)
-    verdicts = []
-    kept: dict[str, np.ndarray] = {}
-    preserved: dict[str, np.ndarray] = {}
-    clean: dict[str, np.ndarray] = {}
-    for run in runs:
-        v = BatchVerdict(run.name)
-        verdicts.append(v)
-        if run.error or run.out is None:
-            v.failures["topp-bad-output"] = [run.error or "no output"]
-            continue
-        out = run.out.numpy()
-        if run.input_unchanged is False:
-            v.failures["topp-input-mutated"] = ["the input logits or p changed"]
-        finite = np.isfinite(out)
-        bad = np.isnan(out) | np.isposinf(out)
-        if bad.any():
-            rows = sorted({int(r) for r in np.nonzero(bad)[0]})
-            v.failures["topp-nonfinite-output"] = [
-                f"row {r}: {int(bad[r].sum())} NaN/+inf value(s)" for r in rows[:5]
-            ]
-        changed = finite & (out.view(np.int32) != x_bits)
-        if changed.any():
-            r, t = (int(i) for i in np.argwhere(changed)[0])
-            v.failures["topp-bits-changed"] = [
-                f"{int(changed.sum())} value(s) are neither their input's fp32 bits nor -inf; "
-                f"first [{r}, {t}]: input {float(x[r, t])!r}, output {float(out[r, t])!r}"
-            ]
-        kept[run.name] = finite
-        preserved[run.name] = ~changed.any(axis=1)
-        clean[run.name] = ~bad.any(axis=1)
+    verdicts = [BatchVerdict(run.name) for run in runs]
+    outputs: dict[str, _Output] = {}
+    for run, v in zip(runs, verdicts, strict=True):
+        output = _check_output(run, v, x)
+        if output is not None:
+            outputs[run.name] = output
     ref_counts = []
     ambiguous_total = 0
     for row in range(case.batch):
@@ -405,71 +391,120 @@ def judge_batch(
         ref_counts.append(ref)
         ambiguous_total += amb
         for run, v in zip(runs, verdicts, strict=True):
-            if run.name not in kept:
-                continue
-            in_order = kept[run.name][row][order]
-            n = int(in_order.sum())
-            containment = bool(in_order[:ref].all())
-            prefix = bool(in_order[:n].all())
-            v.rows.append(
-                {
-                    "row": row,
-                    "native": native_counts[row],
-                    "kernel": n,
-                    "binary64": ref,
-                    "containment": containment,
-                    "canonical_prefix": prefix,
-                    "bits_preserved": bool(preserved[run.name][row]),
-                    "excluded_are_neg_inf": bool(clean[run.name][row]),
-                }
-            )
-            if not containment:
-                missing = int((~in_order[:ref]).sum())
-                v.failures.setdefault("topp-containment", []).append(
-                    f"row {row}: drops {missing} of the binary64 reference's {ref} tokens "
-                    f"(keeps {n}; first dropped id {int(order[:ref][~in_order[:ref]][0])})"
+            if run.name in outputs:
+                _judge_row(
+                    v, outputs[run.name], row, order, ref, native_counts[row], forced.get(row)
                 )
-            if not prefix:
-                v.failures.setdefault("topp-canonical-prefix", []).append(
-                    f"row {row}: its {n} kept tokens are not the first {n} of the stable order "
-                    f"(first gap at rank {int(np.argmin(in_order[:n]))})"
-                )
-            if row in forced:
-                token = forced[row]
-                only = n == 1 and bool(kept[run.name][row][token])
-                if not only:
-                    v.failures.setdefault("topp-forced", []).append(
-                        f"row {row}: keeps {n} finite value(s); the forced row must keep only "
-                        f"token {token}"
-                    )
+    native_kept = np.isfinite(native_out.numpy())
     for run, v in zip(runs, verdicts, strict=True):
-        if run.name not in kept:
-            continue
-        counts = [r["kernel"] for r in v.rows]
-        v.d, v.k, rule_ok = count_rule(native_counts, counts)
-        zero = [r for r, c in enumerate(native_counts) if c == 0]
-        if zero or not native_counts:
-            v.failures.setdefault("topp-zero-count", []).append(
-                f"native kept count is 0 on row(s) {zero[:10]}: the rule cannot judge them"
-                if zero
-                else "the batch has no rows"
-            )
-        elif not rule_ok:
-            v.failures["topp-count-rule"] = [
-                f"D={v.d}, K={v.k}: {RULE_RULE} fails (200*D = {200 * v.d})"
-            ]
-        nk = kept[run.name]
-        nat = np.isfinite(native_out.numpy())
-        sym = (nk ^ nat).sum(1)
-        v.diagnostics = {
-            "rows_equal_native_count": sum(1 for r in v.rows if r["kernel"] == r["native"]),
-            "rows_equal_binary64_count": sum(1 for r in v.rows if r["kernel"] == r["binary64"]),
-            "symmetric_difference_vs_native": {"max": int(sym.max()), "sum": int(sym.sum())},
-            "seconds": run.seconds,
-            "input_unchanged": run.input_unchanged,
-        }
-        v.ok = not v.failures
+        if run.name in outputs:
+            _judge_counts(v, run, outputs[run.name].kept, native_counts, native_kept)
     return native_counts, ref_counts, ambiguous_total, verdicts
+
+
+def _check_output(run: KernelRun, v: BatchVerdict, x: np.ndarray) -> _Output | None:
+    """The checks on a kernel's whole output: it exists, left its input alone, holds no NaN
+    or +inf and no value other than its input's bits or -inf. None: no output to judge."""
+    if run.error or run.out is None:
+        v.failures["topp-bad-output"] = [run.error or "no output"]
+        return None
+    out = run.out.numpy()
+    if run.input_unchanged is False:
+        v.failures["topp-input-mutated"] = ["the input logits or p changed"]
+    finite = np.isfinite(out)
+    bad = np.isnan(out) | np.isposinf(out)
+    if bad.any():
+        rows = sorted({int(r) for r in np.nonzero(bad)[0]})
+        v.failures["topp-nonfinite-output"] = [
+            f"row {r}: {int(bad[r].sum())} NaN/+inf value(s)" for r in rows[:5]
+        ]
+    changed = finite & (out.view(np.int32) != x.view(np.int32))
+    if changed.any():
+        r, t = (int(i) for i in np.argwhere(changed)[0])
+        v.failures["topp-bits-changed"] = [
+            f"{int(changed.sum())} value(s) are neither their input's fp32 bits nor -inf; "
+            f"first [{r}, {t}]: input {float(x[r, t])!r}, output {float(out[r, t])!r}"
+        ]
+    return _Output(finite, ~changed.any(axis=1), ~bad.any(axis=1))
+
+
+def _judge_row(
+    v: BatchVerdict,
+    output: _Output,
+    row: int,
+    order: np.ndarray,
+    ref: int,
+    native_count: int,
+    forced_token: int | None,
+) -> None:
+    """One row of one kernel: its counts, containment of the binary64 reference's kept set,
+    the canonical prefix and, on a forced row, that only the forced token is kept."""
+    in_order = output.kept[row][order]
+    n = int(in_order.sum())
+    containment = bool(in_order[:ref].all())
+    prefix = bool(in_order[:n].all())
+    v.rows.append(
+        {
+            "row": row,
+            "native": native_count,
+            "kernel": n,
+            "binary64": ref,
+            "containment": containment,
+            "canonical_prefix": prefix,
+            "bits_preserved": bool(output.preserved[row]),
+            "excluded_are_neg_inf": bool(output.clean[row]),
+        }
+    )
+    if not containment:
+        missing = int((~in_order[:ref]).sum())
+        v.failures.setdefault("topp-containment", []).append(
+            f"row {row}: drops {missing} of the binary64 reference's {ref} tokens "
+            f"(keeps {n}; first dropped id {int(order[:ref][~in_order[:ref]][0])})"
+        )
+    if not prefix:
+        v.failures.setdefault("topp-canonical-prefix", []).append(
+            f"row {row}: its {n} kept tokens are not the first {n} of the stable order "
+            f"(first gap at rank {int(np.argmin(in_order[:n]))})"
+        )
+    if forced_token is not None:
+        only = n == 1 and bool(output.kept[row][forced_token])
+        if not only:
+            v.failures.setdefault("topp-forced", []).append(
+                f"row {row}: keeps {n} finite value(s); the forced row must keep only "
+                f"token {forced_token}"
+            )
+
+
+def _judge_counts(
+    v: BatchVerdict,
+    run: KernelRun,
+    kept: np.ndarray,
+    native_counts: list[int],
+    native_kept: np.ndarray,
+) -> None:
+    """The batch's count rule (D and K over its rows), the diagnostics and the verdict."""
+    counts = [r["kernel"] for r in v.rows]
+    v.d, v.k, rule_ok = count_rule(native_counts, counts)
+    zero = [r for r, c in enumerate(native_counts) if c == 0]
+    if zero or not native_counts:
+        v.failures.setdefault("topp-zero-count", []).append(
+            f"native kept count is 0 on row(s) {zero[:10]}: the rule cannot judge them"
+            if zero
+            else "the batch has no rows"
+        )
+    elif not rule_ok:
+        v.failures["topp-count-rule"] = [
+            f"D={v.d}, K={v.k}: {RULE_RULE} fails (200*D = {200 * v.d})"
+        ]
+    sym = (kept ^ native_kept).sum(1)
+    v.diagnostics = {
+        "rows_equal_native_count": sum(1 for r in v.rows if r["kernel"] == r["native"]),
+        "rows_equal_binary64_count": sum(1 for r in v.rows if r["kernel"] == r["binary64"]),
+        "symmetric_difference_vs_native": {"max": int(sym.max()), "sum": int(sym.sum())},
+        "seconds": run.seconds,
+        "input_unchanged": run.input_unchanged,
+    }
+    v.ok = not v.failures
 
 
 def _captured_run(name: str, path: Path, case: Case, where: str) -> KernelRun:
@@ -513,76 +548,7 @@ def _judge_plan(
     }
     result.stats["comparator"] = comparator
     result.stats["rule"] = RULE_RULE
-    cases_out = []
-    for case in plan.cases:
-        logits = make_logits(case, where)
-        p = torch.tensor(case.p, dtype=torch.float32)
-        native_out = native(logits, p, plan.device)
-        runs = [run_kernel(name, plan.kernels[name], fn, logits, p) for name, fn in fns.items()]
-        for name, files in plan.captured.items():
-            if case.name in files:
-                runs.append(_captured_run(name, files[case.name], case, where))
-            else:
-                result.add(
-                    "topp-captured-missing",
-                    f"case {case.name}: captured kernel {name!r} has no output for it",
-                    path=where,
-                )
-        native_counts, ref_counts, exact_ties, verdicts = judge_batch(
-            case, logits, p, native_out, runs
-        )
-        del native_out, runs
-        for v in verdicts:
-            for rule, messages in v.failures.items():
-                for message in messages[:10]:
-                    result.add(rule, f"case {case.name}, kernel {v.kernel}: {message}", path=where)
-                if len(messages) > 10:
-                    result.add(
-                        rule,
-                        f"case {case.name}, kernel {v.kernel}: "
-                        f"{len(messages) - 10} more row(s) like these",
-                        path=where,
-                    )
-            dk = f"D={v.d}, K={v.k}" if v.d is not None else "no counts"
-            result.add(
-                "topp-batch",
-                f"case {case.name}, kernel {v.kernel}: {dk}: "
-                f"{'pass' if v.ok else 'FAIL'} (native {comparator['device']} float32)",
-                path=where,
-            )
-        cases_out.append(
-            {
-                "name": case.name,
-                "batch": case.batch,
-                "vocab": case.vocab,
-                "seed": case.seed,
-                "scale": case.scale,
-                "p": case.p,
-                "forced": [
-                    {"row": f.row, "token": f.token, "value": num(f.value)} for f in case.forced
-                ],
-                "fill": [{"row": r, "value": num(val)} for r, val in case.fill],
-                "logits_sha256": sha256_bytes(logits.numpy().tobytes()),
-                "p_sha256": sha256_bytes(p.numpy().tobytes()),
-                "native_counts": native_counts,
-                "binary64_counts": ref_counts,
-                "binary64_exact_tiebreaks": exact_ties,
-                "kernels": {
-                    v.kernel: {
-                        "D": v.d,
-                        "K": v.k,
-                        "verdict": "pass" if v.ok else "fail",
-                        "failures": sorted(v.failures),
-                        "rows": v.rows,
-                        "diagnostics": {
-                            k: num(x) if isinstance(x, float) else x
-                            for k, x in v.diagnostics.items()
-                        },
-                    }
-                    for v in verdicts
-                },
-            }
-        )
+    cases_out = [_judge_case(plan, fns, case, result, where) for case in plan.cases]
     result.stats["cases"] = cases_out
     payload = {
         "plan": where,
@@ -591,30 +557,94 @@ def _judge_plan(
         "rule": RULE_RULE,
         "verdict": result.status,
         "kernels": plan.kernels,
-        "cases": [
-            {
-                k: c[k]
-                for k in (
-                    "name",
-                    "batch",
-                    "vocab",
-                    "seed",
-                    "scale",
-                    "p",
-                    "logits_sha256",
-                    "p_sha256",
-                )
-            }
-            | {
-                "kernels": {
-                    n: {"D": kv["D"], "K": kv["K"], "verdict": kv["verdict"]}
-                    for n, kv in c["kernels"].items()
-                }
-            }
-            for c in cases_out
-        ],
+        "cases": [_case_summary(c) for c in cases_out],
     }
     return result, payload
+
+
+def _judge_case(
+    plan: Plan, fns: dict[str, Callable[..., Any]], case: Case, result: GateResult, where: str
+) -> dict[str, Any]:
+    """Run every kernel (and read every captured output) on one case, judge the batch, add
+    the findings to ``result``; the case's record."""
+    logits = make_logits(case, where)
+    p = torch.tensor(case.p, dtype=torch.float32)
+    native_out = native(logits, p, plan.device)
+    runs = [run_kernel(name, plan.kernels[name], fn, logits, p) for name, fn in fns.items()]
+    for name, files in plan.captured.items():
+        if case.name in files:
+            runs.append(_captured_run(name, files[case.name], case, where))
+        else:
+            result.add(
+                "topp-captured-missing",
+                f"case {case.name}: captured kernel {name!r} has no output for it",
+                path=where,
+            )
+    native_counts, ref_counts, exact_ties, verdicts = judge_batch(case, logits, p, native_out, runs)
+    del native_out, runs
+    for v in verdicts:
+        _add_findings(result, case, v, plan.device, where)
+    return {
+        "name": case.name,
+        "batch": case.batch,
+        "vocab": case.vocab,
+        "seed": case.seed,
+        "scale": case.scale,
+        "p": case.p,
+        "forced": [{"row": f.row, "token": f.token, "value": num(f.value)} for f in case.forced],
+        "fill": [{"row": r, "value": num(val)} for r, val in case.fill],
+        "logits_sha256": sha256_bytes(logits.numpy().tobytes()),
+        "p_sha256": sha256_bytes(p.numpy().tobytes()),
+        "native_counts": native_counts,
+        "binary64_counts": ref_counts,
+        "binary64_exact_tiebreaks": exact_ties,
+        "kernels": {
+            v.kernel: {
+                "D": v.d,
+                "K": v.k,
+                "verdict": "pass" if v.ok else "fail",
+                "failures": sorted(v.failures),
+                "rows": v.rows,
+                "diagnostics": {
+                    k: num(x) if isinstance(x, float) else x for k, x in v.diagnostics.items()
+                },
+            }
+            for v in verdicts
+        },
+    }
+
+
+def _add_findings(result: GateResult, case: Case, v: BatchVerdict, device: str, where: str) -> None:
+    """One kernel's failures on a case (ten per rule, then how many more) and its verdict."""
+    for rule, messages in v.failures.items():
+        for message in messages[:10]:
+            result.add(rule, f"case {case.name}, kernel {v.kernel}: {message}", path=where)
+        if len(messages) > 10:
+            result.add(
+                rule,
+                f"case {case.name}, kernel {v.kernel}: {len(messages) - 10} more row(s) like these",
+                path=where,
+            )
+    dk = f"D={v.d}, K={v.k}" if v.d is not None else "no counts"
+    result.add(
+        "topp-batch",
+        f"case {case.name}, kernel {v.kernel}: {dk}: "
+        f"{'pass' if v.ok else 'FAIL'} (native {device} float32)",
+        path=where,
+    )
+
+
+_SUMMARY_KEYS = ("name", "batch", "vocab", "seed", "scale", "p", "logits_sha256", "p_sha256")
+
+
+def _case_summary(case: dict[str, Any]) -> dict[str, Any]:
+    """What the ledger record keeps of a case: its inputs and each kernel's D, K, verdict."""
+    return {k: case[k] for k in _SUMMARY_KEYS} | {
+        "kernels": {
+            n: {"D": kv["D"], "K": kv["K"], "verdict": kv["verdict"]}
+            for n, kv in case["kernels"].items()
+        }
+    }
 
 
 def run_file(path: Path, root: Path, where: str) -> tuple[GateResult, dict[str, Any]]:
