@@ -177,6 +177,26 @@ def judge_prompt(p: Prompt, top_n: int) -> Judged:
             )
     if not p.diverged:
         return j
+    values = _usable_values(j, p, top_n)
+    exp_t, ref_t = p.experiment_token, p.reference_token
+    exp_v = values.get(exp_t) if exp_t is not None else None
+    ref_v = values.get(ref_t) if ref_t is not None else None
+    vals = list(values.values())
+    if exp_v is not None and vals:
+        _check_at_top(j, exp_t, exp_v, max(vals))
+    pairs = _pair_gaps(vals)
+    step = _read_step(j, pairs, len(vals))
+    if step is None:
+        return j
+    _check_on_grid(j, pairs, step)
+    if exp_v is not None and ref_v is not None:
+        _check_reference_gap(j, ref_t, exp_v, ref_v, step)
+    return j
+
+
+def _usable_values(j: Judged, p: Prompt, top_n: int) -> dict[int, float]:
+    """The top list's finite, unclamped logprobs by token id; a STOP for too few values, a
+    non-finite or clamped one, and an experiment or reference token not in the list."""
     top = p.top or []
     if len(top) < top_n:
         j.stop("too-few-values", f"{len(top)} logprobs, top_n is {top_n}")
@@ -191,40 +211,46 @@ def judge_prompt(p: Prompt, top_n: int) -> Judged:
         j.stop(
             "clamped", "clamped logprob(s) " + ", ".join(f"id {t}: {v!r}" for t, v in clamped[:5])
         )
-    values = {t: v for t, v in top if math.isfinite(v) and v > CLAMP}
     lp = dict(top)
-    exp_t, ref_t = p.experiment_token, p.reference_token
     absent = [
         f"{name} token {t}"
-        for name, t in (("experiment", exp_t), ("reference", ref_t))
+        for name, t in (("experiment", p.experiment_token), ("reference", p.reference_token))
         if t not in lp
     ]
     if absent:
         j.stop("token-absent", " and ".join(absent) + f" not in the top-{len(top)}")
-    exp_v = values.get(exp_t) if exp_t is not None else None
-    ref_v = values.get(ref_t) if ref_t is not None else None
-    vals = list(values.values())
-    if exp_v is not None and vals:
-        top_v = max(vals)
-        gap = top_v - exp_v
-        j.derived["experiment_to_top_gap"] = gap
-        if gap > tolerance(top_v, exp_v):
-            j.stop(
-                "not-top",
-                f"experiment token {exp_t} is {gap!r} below the top "
-                f"(tolerance {tolerance(top_v, exp_v)!r})",
-            )
-    # Every pair: its gap and its tolerance.
+    return {t: v for t, v in top if math.isfinite(v) and v > CLAMP}
+
+
+def _check_at_top(j: Judged, exp_t: int | None, exp_v: float, top_v: float) -> None:
+    gap = top_v - exp_v
+    j.derived["experiment_to_top_gap"] = gap
+    if gap > tolerance(top_v, exp_v):
+        j.stop(
+            "not-top",
+            f"experiment token {exp_t} is {gap!r} below the top "
+            f"(tolerance {tolerance(top_v, exp_v)!r})",
+        )
+
+
+def _pair_gaps(vals: list[float]) -> list[tuple[float, float]]:
+    """Every pair of values: its gap and its tolerance."""
     arr = np.array(vals, dtype=np.float64)
     pairs = []
     for a in range(len(arr)):
         for b in range(a + 1, len(arr)):
             x, y = float(arr[a]), float(arr[b])
             pairs.append((abs(x - y), tolerance(x, y)))
+    return pairs
+
+
+def _read_step(j: Judged, pairs: list[tuple[float, float]], count: int) -> float | None:
+    """The grid step: the smallest positive gap, within its tolerance of 2^n (n <= 0); None
+    (with its STOP) when there is no positive gap or it is no such power."""
     positive = [(g, t) for g, t in pairs if g > t]
     if not positive:
-        j.stop("no-grid", f"no positive gap among {len(vals)} value(s): no grid is inferred")
-        return j
+        j.stop("no-grid", f"no positive gap among {count} value(s): no grid is inferred")
+        return None
     measured, step_tol = min(positive)
     j.derived["measured_step"] = measured
     n = _power_of_two(measured, step_tol)
@@ -234,9 +260,13 @@ def judge_prompt(p: Prompt, top_n: int) -> Judged:
             f"smallest positive gap {measured!r} is not within "
             f"{step_tol!r} of a power of two 2^n with n <= 0",
         )
-        return j
+        return None
     step = 2.0**n
     j.derived["step"] = step
+    return step
+
+
+def _check_on_grid(j: Judged, pairs: list[tuple[float, float]], step: float) -> None:
     worst = 0.0
     off = 0
     for g, t in pairs:
@@ -251,18 +281,21 @@ def judge_prompt(p: Prompt, top_n: int) -> Judged:
             f"{off} of {len(pairs)} pairwise gaps are not a multiple of the step "
             f"{step!r} (worst residual {worst:.3g}x its tolerance)",
         )
-    if exp_v is not None and ref_v is not None:
-        ref_gap = exp_v - ref_v
-        j.derived["reference_gap"] = ref_gap
-        j.derived["reference_gap_steps"] = ref_gap / step
-        limit = step + tolerance(exp_v, ref_v)
-        if ref_gap > limit:
-            j.stop(
-                "gap-over-step",
-                f"reference token {ref_t} is {ref_gap!r} below the "
-                f"experiment token: {ref_gap / step:.6g} steps of {step!r} (limit {limit!r})",
-            )
-    return j
+
+
+def _check_reference_gap(
+    j: Judged, ref_t: int | None, exp_v: float, ref_v: float, step: float
+) -> None:
+    ref_gap = exp_v - ref_v
+    j.derived["reference_gap"] = ref_gap
+    j.derived["reference_gap_steps"] = ref_gap / step
+    limit = step + tolerance(exp_v, ref_v)
+    if ref_gap > limit:
+        j.stop(
+            "gap-over-step",
+            f"reference token {ref_t} is {ref_gap!r} below the "
+            f"experiment token: {ref_gap / step:.6g} steps of {step!r} (limit {limit!r})",
+        )
 
 
 def judge(evidence: Evidence, where: str) -> tuple[GateResult, list[Judged]]:
