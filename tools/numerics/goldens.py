@@ -46,7 +46,8 @@ RULES = declare(
     ],
 )
 SCHEMA = "golden-manifest.schema.json"
-_INIT = {
+# Each distribution's parameters and their defaults.
+_INIT: dict[str, dict[str, float | int]] = {
     "randn": {"scale": 1.0, "shift": 0.0},
     "uniform": {"low": 0.0, "high": 1.0},
     "randint": {"low": 0, "high": 2},
@@ -226,7 +227,7 @@ def variants_of(fn: Callable[..., Any]) -> tuple[str, ...]:
 
 
 def goldens_dir(config: dict[str, Any], root: Path) -> Path:
-    return root / config["goldens"]["dir"]
+    return root / str(config["goldens"]["dir"])
 
 
 def case_dirs(base: Path, names: list[str], root: Path) -> list[Path]:
@@ -310,7 +311,7 @@ def _load_tensors(
                         f"{case.name}: {section}.{spec.name} ({spec.file}) {problem}",
                         path=where,
                     )
-            else:
+            elif arr is not None:  # no problem found: the file was read
                 loaded[(section, spec.name)] = tensors.from_numpy(arr, str(spec.dtype))
     return None if tampered else loaded
 
@@ -446,7 +447,7 @@ def explain(config: dict[str, Any], root: Path, name: str) -> tuple[GateResult, 
         return result, []
     with RepoOps(root) as ops:
         fn = ops.op(case.op, where=f"{display(case.manifest, root)}: op")
-        names = list(variants_of(fn)) or [case.variant]
+        names: list[str | None] = [*variants_of(fn)] or [case.variant]
         if case.variant not in names:
             names.insert(0, case.variant)
         evaluations = [evaluate(fn, case, loaded, v) for v in names]
@@ -550,65 +551,74 @@ def capture(config: dict[str, Any], root: Path, name: str, *, force: bool) -> di
             got = call_op(fn, case, inputs, case.variant)
         except RuntimeError as exc:
             raise UsageError(f"cannot capture: {exc}", where=where) from None
-    blobs: dict[str, bytes] = {}
-    for spec in case.inputs.values():
-        blobs[spec.file] = tensors.npy_bytes(inputs[spec.name])
+    blobs = {spec.file: tensors.npy_bytes(inputs[spec.name]) for spec in case.inputs.values()}
     for spec in case.outputs.values():
-        t = got[spec.name]
-        if not isinstance(t, torch.Tensor):
-            raise UsageError(f"output {spec.name!r} is not a tensor", where=where)
-        actual = tensors.dtype_name(t.dtype)
-        if actual not in DTYPES:
-            raise UsageError(
-                f"output {spec.name!r} has dtype {actual}, which no golden stores", where=where
-            )
-        if spec.dtype is not None and spec.dtype != actual:
-            raise UsageError(
-                f"output {spec.name!r} is {actual}, manifest says {spec.dtype}",
-                where=f"{where}: outputs.{spec.name}.dtype",
-            )
-        if spec.shape is not None and spec.shape != list(t.shape):
-            raise UsageError(
-                f"output {spec.name!r} has shape {list(t.shape)}, manifest says {spec.shape}",
-                where=f"{where}: outputs.{spec.name}.shape",
-            )
-        spec.dtype, spec.shape = actual, list(t.shape)
-        blobs[spec.file] = tensors.npy_bytes(t)
+        blobs[spec.file] = _output_blob(spec, got[spec.name], where)
     for spec in specs:
         spec.sha256 = sha256_bytes(blobs[spec.file])
     case.generator = f"torch {torch.__version__}"
-    manifest = {
+    # Data first, manifest last: an interrupted capture leaves a manifest that does not match
+    # its files (golden-tampered), never a matching manifest over half-written data.
+    for spec in specs:
+        write_atomic(case_dir / spec.file, blobs[spec.file], root=root)
+    write_atomic(case.manifest, _manifest_text(case).encode("utf-8"), root=root)
+    return {
+        "case": case.name,
+        **_recipe(case),
+        "cpu_capability": tensors.cpu_capability(),
+        "files": {s.file: s.sha256 for s in specs},
+        "manifest_sha256": sha256_file(case.manifest),
+    }
+
+
+def _output_blob(spec: TensorSpec, t: object, where: str) -> bytes:
+    """The .npy bytes of one captured output, which must be a tensor of a dtype goldens store
+    and of the manifest's dtype and shape where it gives them (then filled in from ``t``)."""
+    if not isinstance(t, torch.Tensor):
+        raise UsageError(f"output {spec.name!r} is not a tensor", where=where)
+    actual = tensors.dtype_name(t.dtype)
+    if actual not in DTYPES:
+        raise UsageError(
+            f"output {spec.name!r} has dtype {actual}, which no golden stores", where=where
+        )
+    if spec.dtype is not None and spec.dtype != actual:
+        raise UsageError(
+            f"output {spec.name!r} is {actual}, manifest says {spec.dtype}",
+            where=f"{where}: outputs.{spec.name}.dtype",
+        )
+    if spec.shape is not None and spec.shape != list(t.shape):
+        raise UsageError(
+            f"output {spec.name!r} has shape {list(t.shape)}, manifest says {spec.shape}",
+            where=f"{where}: outputs.{spec.name}.shape",
+        )
+    spec.dtype, spec.shape = actual, list(t.shape)
+    return tensors.npy_bytes(t)
+
+
+def _recipe(case: Case) -> dict[str, Any]:
+    """What makes a case, as both its manifest and its capture record say it."""
+    return {
         "op": case.op,
         "variant": case.variant,
         "args": case.args,
         "seed": case.seed,
         "generator": case.generator,
         "oracle": case.oracle,
+    }
+
+
+def _manifest_text(case: Case) -> str:
+    """The manifest a capture writes: the recipe, then every file with its hash."""
+    manifest = {
+        **_recipe(case),
         "inputs": {s.name: s.to_yaml(with_init=True) for s in case.inputs.values()},
         "outputs": {s.name: s.to_yaml(with_init=False) for s in case.outputs.values()},
         "tolerance": case.raw_tolerance,
     }
     if case.variant is None:
         del manifest["variant"]
-    text = (
+    return (
         "# Written by `tools golden capture`: files and hashes are generated; edit the op,\n"
         "# args, init recipes, seed, tolerance or oracle and capture again with --force.\n"
         + yaml.safe_dump(manifest, sort_keys=False, default_flow_style=None, width=100)
     )
-    # Data first, manifest last: an interrupted capture leaves a manifest that does not match
-    # its files (golden-tampered), never a matching manifest over half-written data.
-    for spec in specs:
-        write_atomic(case_dir / spec.file, blobs[spec.file], root=root)
-    write_atomic(case.manifest, text.encode("utf-8"), root=root)
-    return {
-        "case": case.name,
-        "op": case.op,
-        "variant": case.variant,
-        "args": case.args,
-        "seed": case.seed,
-        "generator": case.generator,
-        "oracle": case.oracle,
-        "cpu_capability": tensors.cpu_capability(),
-        "files": {s.file: s.sha256 for s in specs},
-        "manifest_sha256": sha256_file(case.manifest),
-    }
