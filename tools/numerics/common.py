@@ -156,14 +156,14 @@ class RepoOps:
                 f"outside the repository under judgement ({self.root})",
                 where=where,
             )
-        fn = getattr(module, attr, None)
+        fn: object = getattr(module, attr, None)
         if not callable(fn):
             raise UsageError(f"{module_name!r} has no callable {attr!r}", where=where)
         return fn
 
 
 def ledger_path(config: dict[str, Any], root: Path) -> Path:
-    return root / config["ledger"]["path"]
+    return root / str(config["ledger"]["path"])
 
 
 def append_record(

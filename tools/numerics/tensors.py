@@ -132,7 +132,8 @@ def _ulp(want: np.ndarray, dtype: torch.dtype) -> np.ndarray:
     with np.errstate(all="ignore"):
         _, exp = np.frexp(np.abs(want))
         exp = np.maximum(exp - 1, _MIN_EXP[dtype])
-        return np.ldexp(1.0, exp - mant)
+        spacing: np.ndarray = np.ldexp(1.0, exp - mant)
+        return spacing
 
 
 def compare(got: Any, want: torch.Tensor, tol: Tolerance) -> Comparison:
