@@ -195,11 +195,10 @@ def message(subject: str, body: str, *, marker: bool = True, extra: str = "") ->
 
 @dataclass
 class Step:
-    """One command of the tour: what it shows, its exit code and its output."""
+    """One command of the tour: its exit code and its output."""
 
     title: str
     argv: list[str]
-    expect: str
     want: int = 0  # the exit code the tour expects
     code: int | None = None
     output: str = ""
@@ -262,9 +261,9 @@ class Demo:
             [sys.executable, "-c", code, *args], cwd=self.root, capture_output=True, env=env
         )
 
-    def tools(self, title: str, expect: str, *args: str, want: int = 0) -> Step:
+    def tools(self, title: str, *args: str, want: int = 0) -> Step:
         """Run the real CLI as a user would type it, and show what it printed."""
-        step = Step(title, ["tools", *args], expect, want)
+        step = Step(title, ["tools", *args], want)
         self.steps.append(step)
         self.say(f"  $ {shlex.join(step.argv)}")
         start = time.perf_counter()
@@ -315,7 +314,7 @@ class Demo:
         return ""
 
     def skip(self, title: str, argv: list[str], why: str) -> None:
-        step = Step(title, ["tools", *argv], "", skipped=why)
+        step = Step(title, ["tools", *argv], skipped=why)
         self.steps.append(step)
         self.say(f"  (skipped: {why})")
 
@@ -439,9 +438,9 @@ class Demo:
 
     def tour_gates(self) -> None:
         self.say("[2/6] the gates over the agent branch (what CI runs on a pull request)")
+        # FAIL: trailers, style, docs and ratchet name the bad commits.
         self.tools(
             "preflight",
-            "FAIL: trailers, style, docs and ratchet name the bad commits",
             "preflight",
             "--base",
             "main",
@@ -460,10 +459,10 @@ class Demo:
         if not _have_cc():
             self.skip("mutation run", ["mutate", "run", "specs/plans/calc-add.yaml"], _NO_CC)
             return
+        # Every arm as expected (docs-only is STALE: the test binary did not change); the
+        # table lands in specs/calc.md.
         self.tools(
             "mutation run",
-            "every arm as expected (docs-only is STALE: the test binary did not change); "
-            "the table lands in specs/calc.md",
             "mutate",
             "run",
             "specs/plans/calc-add.yaml",
@@ -477,9 +476,9 @@ class Demo:
             self.skip("attribution", ["attribute"], _NO_CC)
             return
         c = self.commits
+        # ATTRIBUTED to the commit "Speed up add".
         self.tools(
             "attribution",
-            f"ATTRIBUTED to {c['broken'][:12]} (Speed up add)",
             "attribute",
             "--good",
             c["docs"],
@@ -499,12 +498,10 @@ class Demo:
         self.commit_staged(
             message("Record the add experiment", "The ledger records and their spec tables."), 8
         )
-        self.tools(
-            "spec check", "ok: every evidence table is backed by its ledger record", "spec", "check"
-        )
+        # ok: every evidence table is backed by its ledger record, every record's id recomputes.
+        self.tools("spec check", "spec", "check")
         self.tools(
             "ledger verify",
-            "ok: every record's id recomputes",
             "ledger",
             "verify",
             "--base",
@@ -522,7 +519,7 @@ class Demo:
             why = f"{' and '.join(absent)} {verb} not installed (pip install '.[numerics]')"
             self.skip("grid-tie", argv, why)
             return
-        self.tools("grid-tie", "PASS: a one-step tie on the 0.5 grid", *argv)
+        self.tools("grid-tie", *argv)  # PASS: a one-step tie on the 0.5 grid
 
 
 def _have_cc() -> bool:
