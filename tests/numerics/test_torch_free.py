@@ -88,7 +88,9 @@ def test_every_non_numerics_command_leaves_torch_out(repo: Repo) -> None:
     assert ["--repo", str(repo.path), "conflicts", "check"] in ran  # bodies did run
 
 
-@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="torch is not installed")
+@pytest.mark.skipif(
+    importlib.util.find_spec("torch") is None, reason="torch (the numerics extra) is not installed"
+)
 def test_a_numerics_command_does_import_torch(repo: Repo) -> None:
     # The probe above can see torch arrive: a numerics body imports it.
     code = (

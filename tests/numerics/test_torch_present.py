@@ -16,8 +16,8 @@ def test_torch_is_installed_for_the_numerics_tests() -> None:
     if importlib.util.find_spec("torch") is not None:
         return
     message = (
-        f"torch is not installed: {', '.join(NEEDS_TORCH)} were not collected "
-        "(pip install torch==2.13.0 to run them)"
+        f"torch (the numerics extra) is not installed: {', '.join(NEEDS_TORCH)} were not "
+        "collected (pip install torch==2.13.0, then the numerics extra, to run them)"
     )
     if os.environ.get("TOOLS_REQUIRE_NUMERICS"):
         pytest.fail(message)
