@@ -198,7 +198,6 @@ class _ArmRun:
     tree: Path
     registry: Registry
     note: Callable[[str], None]
-    setup_s: float
     started: float = field(default_factory=time.monotonic)
     verdict: str | None = None
     reason: str | None = None
@@ -438,7 +437,7 @@ def execute_arm(
     """
     from tools.mutate import conditions as cond
 
-    run = _ArmRun(plan, arm, tree, registry, note, setup_s)
+    run = _ArmRun(plan, arm, tree, registry, note)
     run.durations = {"setup": _rounded(setup_s), "build": None, "test": []}
     run.conditions = conditions = cond.start(tree)
     run.wait_for_quiet(countdown)
@@ -541,7 +540,7 @@ def _arm_identity(plan: Plan, arm: Arm) -> dict[str, Any]:
 def error_payload(plan: Plan, arm: Arm, reason: str, mode: str, setup_s: float) -> dict[str, Any]:
     """The record of an arm that could not even start (its worktree could not be made)."""
     # Nothing runs: the tree, registry and note are never used.
-    run = _ArmRun(plan, arm, Path(), Registry(), lambda what: None, setup_s)
+    run = _ArmRun(plan, arm, Path(), Registry(), lambda what: None)
     run.durations = {"setup": _rounded(setup_s), "apply": 0.0, "build": None, "test": []}
     run.verdict, run.reason = "ERROR", reason
     return run.payload(mode, total_s=setup_s)
