@@ -9,16 +9,19 @@ input. ``tests/test_hostile_inputs.py`` runs every case under a generous guard;
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any, NamedTuple
 
 from tools import commit_messages, index_table, ledger, markdown, trailers
+from tools.config import defaults, merge
+from tools.config_model import protocol_config
 from tools.gates import conflicts, now
 from tools.gates import trailers as trailers_gate
 
 MIB = 1 << 20
 BS = "\\"
 MARKER = "FOLLOWING_AGENTS_PROTOCOL"
-_TRAILERS_CFG = {
+_TRAILERS = {
     "marker": MARKER,
     "required": {"Following-Agents-Protocol": ["true"], "AI-Assisted": ["true", "false"]},
     "assisted_by": True,
@@ -26,9 +29,12 @@ _TRAILERS_CFG = {
     "marker_placement": "paragraph",
     "assisted_by_format": None,
 }
+_STYLE = {"subject_max": 72, "subject_pattern": None, "require_body": True}
+_CONFIG = protocol_config(merge(defaults(), {"trailers": _TRAILERS, "style": _STYLE}))
+_TRAILERS_CFG = _CONFIG.trailers
 # The marker as a line of its own, glued to its trailers or not, and a configured format.
-_TRAILERS_LINE_CFG = {**_TRAILERS_CFG, "marker_placement": "line", "assisted_by_format": r"\S+"}
-_STYLE_CFG = {"subject_max": 72, "subject_pattern": None, "require_body": True}
+_TRAILERS_LINE_CFG = replace(_TRAILERS_CFG, marker_placement="line", assisted_by_format=r"\S+")
+_STYLE_CFG = _CONFIG.style
 _INDEX_HEAD = "# Index\n\n| Issue | Row | Title | Kind |\n|---|---|---|---|\n"
 
 

@@ -8,6 +8,7 @@ from tests.conftest import Repo
 from tools.context import Context, Options
 from tools.errors import UsageError
 from tools.gates import style as style_gate
+from tools.gates.commit_range import range_commits
 from tools.git import Git
 from tools.report import GateResult
 
@@ -121,18 +122,18 @@ def test_branch_behind_its_base_is_judged_on_its_own_commits(repo: Repo) -> None
 def test_empty_range_passes_with_info_and_require_commits_fails(repo: Repo) -> None:
     repo.commit("R\n\nB.\n", {"r": "r\n"})
     result = GateResult(style_gate.NAME)
-    assert _ctx(repo, base="HEAD").range_commits(result) == []
+    assert range_commits(_ctx(repo, base="HEAD"), result) == []
     assert result.status == "pass" and result.stats["commits"] == 0
     assert [(f.rule, f.severity) for f in result.findings] == [("range-empty", "info")]
     strict = GateResult(style_gate.NAME)
-    _ctx(repo, base="HEAD", require_commits=True).range_commits(strict)
+    range_commits(_ctx(repo, base="HEAD", require_commits=True), strict)
     assert strict.status == "fail"
 
 
 def test_default_base_that_does_not_resolve_is_a_skip_with_reason(repo: Repo) -> None:
     repo.commit("R\n\nB.\n", {"r": "r\n"})
     result = GateResult(style_gate.NAME)
-    assert _ctx(repo).range_commits(result) is None
+    assert range_commits(_ctx(repo), result) is None
     assert result.status == "skip"
     assert "origin/main" in (result.reason or "") and "does not resolve" in (result.reason or "")
 
@@ -151,7 +152,7 @@ def test_shallow_clone_without_merge_base_is_a_skip(make_repo, tmp_path) -> None
     shallow.git("checkout", "-q", "topic")
     assert Git(clone).is_shallow()
     result = GateResult(style_gate.NAME)
-    assert _ctx(shallow, base="origin/main").range_commits(result) is None
+    assert range_commits(_ctx(shallow, base="origin/main"), result) is None
     assert result.status == "skip"
     assert "shallow clone" in (result.reason or "")
 
@@ -161,13 +162,13 @@ def test_unrelated_histories_are_a_skip(repo: Repo) -> None:
     repo.git("checkout", "-q", "--orphan", "other")
     repo.commit("O\n\nB.\n", {"o": "o\n"})
     result = GateResult(style_gate.NAME)
-    assert _ctx(repo, base="main").range_commits(result) is None
+    assert range_commits(_ctx(repo, base="main"), result) is None
     assert "no merge base" in (result.reason or "")
 
 
 def test_unborn_head_is_a_skip(repo: Repo) -> None:
     result = GateResult(style_gate.NAME)
-    assert _ctx(repo).range_commits(result) is None
+    assert range_commits(_ctx(repo), result) is None
     assert "no commits" in (result.reason or "")
 
 

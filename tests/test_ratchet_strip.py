@@ -12,7 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tools.config import defaults
+from tools.config import defaults, merge
+from tools.config_model import protocol_config
 from tools.errors import UsageError
 from tools.globs import Globs
 from tools.ratchets import baseline, engine
@@ -34,7 +35,7 @@ def _timed(fn, *args):
 
 
 def _default_detector():
-    (ratchet,) = engine.load(defaults(), None)
+    (ratchet,) = engine.load(protocol_config(defaults()), None)
     return ratchet
 
 
@@ -302,10 +303,10 @@ def test_every_default_regex_and_the_allow_marker_are_linear(line: str) -> None:
 
 
 def _own_ratchets() -> list:
-    from tools.config import load_file, merge
+    from tools.config import load_file
 
     own = load_file(ROOT / ".agents/protocol.yaml", display=".agents/protocol.yaml")
-    return engine.load(merge(defaults(), own), ".agents/protocol.yaml")
+    return engine.load(protocol_config(merge(defaults(), own)), ".agents/protocol.yaml")
 
 
 @pytest.mark.parametrize(
@@ -429,7 +430,7 @@ def test_a_ratchets_scope_is_include_minus_exclude(include: list[str], exclude: 
             "r": {"kind": "pattern", "include": include, "exclude": exclude, "buckets": {"b": "x"}}
         }
     }
-    (ratchet,) = engine.load(cfg, None)
+    (ratchet,) = engine.load(protocol_config(merge(defaults(), cfg)), None)
     inc, exc = Globs(include), Globs(exclude)
     for path in [
         "a.h",

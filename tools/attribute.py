@@ -62,7 +62,7 @@ def prepare(
     quiet: Quiet | None = None,
 ) -> Job:
     """Resolve and check the arguments (UsageError, exit 2, for any that cannot be judged)."""
-    from tools.config import is_repo_relative
+    from tools.repo_paths import is_repo_relative
 
     shas = {}
     for flag, rev in (("--good", good), ("--bad", bad)):
@@ -106,7 +106,7 @@ def prepare(
 
 def _check_paths(root: Path, paths: list[str], flag: str) -> None:
     """Each of ``paths`` (given with ``flag``) is repo-relative and stays inside the tree."""
-    from tools.config import is_repo_relative
+    from tools.repo_paths import is_repo_relative
 
     for path in paths:
         if not is_repo_relative(path):

@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import importlib
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -21,8 +22,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tools.errors import UsageError
+from tools.gate_registry import GATES
+from tools.gates.commit_range import range_commits
 from tools.git import Commit, decode
-from tools.report import GateResult, Severity
+from tools.report import GateResult, Severity, declared
 
 if TYPE_CHECKING:
     from tools.context import Context
@@ -77,8 +80,8 @@ class Subject:
 
 def read_message_file(ctx: Context) -> bytes:
     """The bytes of ``--message-file`` (``-``: stdin), read once per invocation."""
-    cache = ctx.opts.extra
-    if "message_bytes" not in cache:
+    cache = ctx.opts.cache
+    if cache.message_bytes is None:
         name = ctx.opts.message_file
         assert name is not None
         if name == "-":
@@ -93,16 +96,25 @@ def read_message_file(ctx: Context) -> bytes:
                 ) from None
             except OSError as exc:
                 raise UsageError(f"cannot read message file: {exc.strerror}", where=name) from None
-        cache["message_bytes"] = data
-    return cache["message_bytes"]
+        cache.message_bytes = data
+    return cache.message_bytes
+
+
+def enabled_messages(ctx: Context, result: GateResult, enabled: bool) -> list[Subject] | None:
+    """The messages a commit gate judges; None, with ``result`` a skip, when the config
+    disables the gate."""
+    if not enabled:
+        result.skip("disabled in config")
+        return None
+    return messages(ctx, result)
 
 
 def messages(ctx: Context, result: GateResult) -> list[Subject]:
     """The messages this invocation judges; records range facts (skip, empty) on ``result``."""
     opts = ctx.opts
     out: list[Subject] = []
-    if not (opts.message_file is not None and opts.extra.get("message_only")):
-        commits = ctx.range_commits(result)
+    if not (opts.message_file is not None and opts.message_only):
+        commits = range_commits(ctx, result)
         out += [Subject(c.text, commit=c) for c in commits or ()]
     if opts.message_file is not None:
         cleaned = as_git_will_store(decode(read_message_file(ctx)), ctx.git)
@@ -297,11 +309,10 @@ def config_where(ctx: Context, key: str) -> str:
 
 def commit_rule_ids() -> set[str]:
     """Every rule id the commit gates declare (an exception may name any of them)."""
-    from tools import gates
-    from tools.report import declared
-
     for name in COMMIT_GATES:
-        gates.module(name)  # importing a gate declares its rules
+        target = GATES[name]
+        if target:
+            importlib.import_module(target)  # importing a gate declares its rules
     table = declared()
     return {rule for name in COMMIT_GATES for rule in table.get(name, {})}
 
@@ -312,7 +323,7 @@ def exceptions(ctx: Context, subjects: list[Subject]) -> dict[tuple[str, str], s
     An entry names a commit by full sha or by a prefix that is unambiguous among the judged
     commits; a rule id that no commit gate fires is a config error (a typo must not hide).
     """
-    entries = ctx.config["trailers"]["exceptions"]
+    entries = ctx.config.trailers.exceptions
     if not entries:
         return {}
     rules = commit_rule_ids()
@@ -322,13 +333,13 @@ def exceptions(ctx: Context, subjects: list[Subject]) -> dict[tuple[str, str], s
             by_head.setdefault(s.sha[:4], []).append(s.sha)
     table: dict[tuple[str, str], str] = {}
     for i, entry in enumerate(entries):
-        if entry["rule"] not in rules:
+        if entry.rule not in rules:
             raise UsageError(
-                f"unknown rule {entry['rule']!r}",
+                f"unknown rule {entry.rule!r}",
                 where=config_where(ctx, f"trailers.exceptions[{i}].rule"),
                 expected="a rule id of the trailers or style gate",
             )
-        prefix = entry["commit"].lower()
+        prefix = entry.commit.lower()
         found = {sha for sha in by_head.get(prefix[:4], ()) if sha.startswith(prefix)}
         if len(found) > 1:
             raise UsageError(
@@ -337,7 +348,7 @@ def exceptions(ctx: Context, subjects: list[Subject]) -> dict[tuple[str, str], s
                 expected="a full sha or an unambiguous prefix",
             )
         for sha in found:
-            table[(sha, entry["rule"])] = entry["reason"]
+            table[(sha, entry.rule)] = entry.reason
     return table
 
 

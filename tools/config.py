@@ -3,24 +3,46 @@
 The defaults are data too (``tools/data/defaults.yaml``). A user's config is merged over them
 key by key, except that lists, ``trailers.required`` and ``ratchets`` replace the default whole.
 Every problem is a :class:`UsageError` naming the file, the key path and what was expected.
-The schema machinery lives in :mod:`tools.schema` and loads only when a file is validated.
+The schema machinery lives in :mod:`tools.schema` and loads only when a file is validated; the
+validated mapping becomes typed values in :mod:`tools.config_model`.
 """
 
 from __future__ import annotations
 
 import copy
 import hashlib
-import posixpath
 import re
+from collections.abc import Iterator
 from functools import cache
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from tools.errors import UsageError
+from tools.config_model import ProtocolConfig, protocol_config
+from tools.errors import UsageError, key_path
 from tools.fsio import write_cache
+from tools.repo_paths import is_repo_relative
+from tools.yaml_files import load_yaml, parse_yaml, read_yaml
+
+# Kept importable from here for the modules that read YAML or check paths through this one.
+__all__ = [
+    "DEFAULT_PATH",
+    "ProtocolConfig",
+    "defaults",
+    "is_repo_relative",
+    "load",
+    "load_bytes",
+    "load_file",
+    "key_path",
+    "load_yaml",
+    "merge",
+    "parse_yaml",
+    "protocol_config",
+    "read_yaml",
+    "refuse_outside_link",
+    "schema",
+    "validate",
+]
 
 DEFAULT_PATH = ".agents/protocol.yaml"
 # Mappings that a user's value replaces whole instead of merging into.
@@ -37,101 +59,24 @@ def _data(name: str) -> str:
 
 
 def schema() -> dict[str, Any]:
-    from tools.schema import load_schema
+    from tools.schema import load_schema  # jsonschema loads only when a schema is needed
 
     return load_schema("protocol.schema.json")
 
 
 @cache
 def _defaults() -> dict[str, Any]:
-    return load_yaml(_data("defaults.yaml"))
+    data: dict[str, Any] = load_yaml(_data("defaults.yaml"))
+    return data
 
 
 def defaults() -> dict[str, Any]:
     return copy.deepcopy(_defaults())
 
 
-class _StrictLoader(yaml.SafeLoader):
-    """SafeLoader that refuses duplicate keys (a silently shadowed key is a lie)."""
-
-
-def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False) -> Any:
-    seen: dict[Any, int] = {}
-    for key_node, _ in node.value:
-        key = loader.construct_object(key_node, deep=deep)
-        if key in seen:
-            raise yaml.constructor.ConstructorError(
-                None, None, f"duplicate key {key!r}", key_node.start_mark
-            )
-        seen[key] = 1
-    return loader.construct_mapping(node, deep=deep)
-
-
-_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
-
-
-def load_yaml(text: str) -> Any:
-    """Safe-load YAML, refusing a duplicate key (``yaml.YAMLError`` names it and its line)."""
-    return yaml.load(text, Loader=_StrictLoader)
-
-
-def read_yaml(path: Path, where: str) -> Any:
-    """Read and parse one YAML file (duplicate keys refused); every problem is one
-    UsageError naming ``where`` (and the line, for a YAML error). The config, golden
-    manifests, top-p plans and mutation plans all come through here."""
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise UsageError("no such file", where=where) from None
-    except IsADirectoryError:
-        raise UsageError("is a directory, expected a YAML file", where=where) from None
-    except OSError as exc:
-        raise UsageError(f"cannot read: {exc.strerror}", where=where) from None
-    return parse_yaml(raw, where)
-
-
-def parse_yaml(raw: bytes, where: str) -> Any:
-    """YAML bytes as data (UTF-8, duplicate keys refused), or one UsageError naming
-    ``where`` (and the line, for a YAML error). Nesting and alias expansion are bounded
-    (:mod:`tools.bounded`) before anything is built."""
-    from tools.bounded import check_yaml
-
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise UsageError(f"not UTF-8 (byte {exc.start})", where=where) from None
-    check_yaml(text, where)
-    try:
-        return load_yaml(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        at = f"{where}:{mark.line + 1}" if mark is not None else where
-        problem = getattr(exc, "problem", None) or " ".join(str(exc).split())
-        raise UsageError(f"invalid YAML: {problem}", where=at) from None
-
-
-def key_path(parts: Any) -> str:
-    """``['docs', 'rules', 0, 'name']`` -> ``docs.rules[0].name``."""
-    out = ""
-    for p in parts:
-        if isinstance(p, int):
-            out += f"[{p}]"
-        else:
-            out += f".{p}" if out else str(p)
-    return out or "(top level)"
-
-
-def is_repo_relative(path: str) -> bool:
-    """True when ``path`` is relative and stays inside the repository once normalised."""
-    if not path or path.startswith("/") or "\\" in path or re.match(r"^[A-Za-z]:", path):
-        return False
-    norm = posixpath.normpath(path)
-    return norm != ".." and not norm.startswith("../")
-
-
 def validate(data: Any, source: str) -> None:
     """Validate a config mapping; raise one UsageError naming file, key path and expectation."""
-    from tools.schema import validate_against
+    from tools.schema import validate_against  # jsonschema loads only when a file is validated
 
     validate_against(data, "protocol.schema.json", source)
     _check_groups(data, source)
@@ -148,7 +93,9 @@ def _check_groups(data: dict[str, Any], source: str) -> None:
                 )
 
 
-def _walk(node: Any, pattern: tuple[str, ...], path: tuple[Any, ...] = ()) -> Any:
+def _walk(
+    node: Any, pattern: tuple[str, ...], path: tuple[Any, ...] = ()
+) -> Iterator[tuple[list[Any], Any]]:
     if not pattern:
         yield list(path), node
         return

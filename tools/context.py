@@ -9,18 +9,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 from tools import config as config_mod
+from tools import severities
+from tools.config_model import ProtocolConfig, protocol_config
 from tools.errors import UsageError
 from tools.git import Change, Commit, Git
 from tools.options import Options
-from tools.report import GateResult, Rule
 
-__all__ = ["RANGE_EMPTY", "Context", "Options", "RangeSelection"]
-
-# Fired by every range gate through :meth:`Context.range_commits`; each such gate lists it
-# among its declared rules.
-RANGE_EMPTY = Rule("range-empty", "info", "the range holds no commit of this branch")
+__all__ = ["Context", "Options", "RangeSelection"]
 
 
 @dataclass
@@ -37,7 +35,15 @@ class RangeSelection:
 
 
 class Context:
+    """One invocation's repository, options and effective config.
+
+    ``config`` is the typed config (:class:`~tools.config_model.ProtocolConfig`);
+    ``config_data`` the merged mapping it was built from (what ``config show`` prints and
+    the report's ``config_sha256`` hashes).
+    """
+
     def __init__(self, opts: Options):
+        opts.take_extra()
         self.opts = opts
         self.git = Git(opts.repo, bare_ok=opts.bare_ok)
         self.root: Path = self.git.root
@@ -50,17 +56,18 @@ class Context:
                 "a bare repository has no index or commit in progress: judge a range "
                 "(--base/--head) or one --commit"
             )
+        self.config_source: str | None
+        self.config_data: dict[str, Any]
         if opts.config_from == "base":
             self.config_rev = self._config_base()
-            self.config, self.config_source = self._config_at(self.config_rev)
+            self.config_data, self.config_source = self._config_at(self.config_rev)
         elif self.git.bare:
-            self.config, self.config_source = self._bare_config()
+            self.config_data, self.config_source = self._bare_config()
         else:
-            self.config, self.config_source = config_mod.load(
+            self.config_data, self.config_source = config_mod.load(
                 self.root, opts.config, tools_dir=self.git.tools_dir()
             )
-        from tools import severities
-
+        self.config: ProtocolConfig = protocol_config(self.config_data)
         severities.check(self.config, self.config_source)
         # A ref the user named explicitly must resolve, whichever gates end up running.
         for flag, ref in (("--base", opts.base), ("--head", opts.head), ("--commit", opts.commit)):
@@ -111,7 +118,7 @@ class Context:
             )
         return merge_base
 
-    def _config_at(self, rev: str) -> tuple[dict, str | None]:
+    def _config_at(self, rev: str) -> tuple[dict[str, Any], str | None]:
         """The effective config as ``rev``'s tree holds it (defaults when it has none)."""
         raw = self.git.blob(rev, config_mod.DEFAULT_PATH)
         if raw is None:
@@ -120,7 +127,7 @@ class Context:
         data = config_mod.load_bytes(raw, display=display)
         return config_mod.merge(config_mod.defaults(), data), display
 
-    def _bare_config(self) -> tuple[dict, str | None]:
+    def _bare_config(self) -> tuple[dict[str, Any], str | None]:
         """A bare repository's config: ``--config``, else the one committed at HEAD (the
         default branch a server-side hook judges against), else the defaults."""
         if self.opts.config is not None:
@@ -152,7 +159,7 @@ class Context:
                 raise UsageError(f"--head {opts.head!r} does not resolve to a commit")
             sel.skip_reason = "the repository has no commits yet (HEAD is unborn)"
             return sel
-        base_ref = opts.base or self.config["base"]
+        base_ref = opts.base or self.config.base
         sel.base_ref = base_ref
         sel.base = git.resolve(base_ref)
         if sel.base is None:
@@ -177,34 +184,6 @@ class Context:
             sel.commits.reverse()
         return sel
 
-    def range_commits(self, result: GateResult) -> list[Commit] | None:
-        """The range for a range gate; records skip/empty-range facts on ``result``.
-
-        Returns None when the gate must skip (the reason is set on ``result``).
-        """
-        sel = self.range
-        if sel.skip_reason is not None:
-            result.skip(sel.skip_reason)
-            if self.opts.require_commits:
-                # A job that fetched too little must not pass by judging nothing.
-                result.add(
-                    RANGE_EMPTY.id,
-                    f"no range could be computed ({sel.skip_reason}): nothing was judged "
-                    "(--require-commits)",
-                    severity="error",
-                )
-            return None
-        result.stats["commits"] = len(sel.commits)
-        if sel.mode == "range" and not sel.commits:
-            severity = "error" if self.opts.require_commits else "info"
-            result.add(
-                RANGE_EMPTY.id,
-                f"no commits in {sel.base_ref}...{self.opts.head or 'HEAD'}: nothing of this "
-                "branch to judge" + (" (--require-commits)" if self.opts.require_commits else ""),
-                severity=severity,
-            )
-        return sel.commits
-
     def describe(self) -> dict[str, object]:
         """What a report says it judged (SPEC §3.2's extensions): the tool, the effective
         config's sha256 and, when a range gate read one, the range."""
@@ -213,7 +192,7 @@ class Context:
 
         from tools import __version__
 
-        canonical = json.dumps(self.config, sort_keys=True, separators=(",", ":"))
+        canonical = json.dumps(self.config_data, sort_keys=True, separators=(",", ":"))
         out: dict[str, object] = {
             "tool": {"name": "tools", "version": __version__},
             "config_sha256": hashlib.sha256(canonical.encode()).hexdigest(),
@@ -245,4 +224,5 @@ class Context:
 
     @cached_property
     def staged_changes(self) -> list[Change]:
+        """The staged change against HEAD, read once."""
         return self.git.staged_changes()

@@ -1,6 +1,9 @@
-"""The one error type that means "the command could not judge" (exit 2)."""
+"""The one error type that means "the command could not judge" (exit 2), and how it names
+the key path at fault."""
 
 from __future__ import annotations
+
+from collections.abc import Iterable
 
 
 class UsageError(Exception):
@@ -22,3 +25,14 @@ class UsageError(Exception):
             text += f" (expected {self.expected})"
         # One line, always: a message quoting user input must not break the contract.
         return " ".join(text.splitlines())
+
+
+def key_path(parts: Iterable[str | int]) -> str:
+    """``['docs', 'rules', 0, 'name']`` -> ``docs.rules[0].name``: where in a file an error is."""
+    out = ""
+    for p in parts:
+        if isinstance(p, int):
+            out += f"[{p}]"
+        else:
+            out += f".{p}" if out else str(p)
+    return out or "(top level)"

@@ -25,6 +25,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from tools.config_model import ProtocolConfig
 from tools.errors import UsageError
 from tools.fsio import write_atomic
 from tools.git import Git, run_git
@@ -186,11 +187,11 @@ def run_local(git: Git, hook: str, args: list[str], stdin: bytes) -> int:
     return proc.returncode
 
 
-def configured(names: tuple[str, ...], config: Mapping[str, Any]) -> list[str]:
+def configured(names: tuple[str, ...], config: ProtocolConfig) -> list[str]:
     """The gates of ``names`` a hook runs: the message gates always (their own ``enabled``
     keys switch them off, as the commit-msg hook always did), the others as far as
     ``preflight.gates`` lists them."""
-    wanted = set(config["preflight"]["gates"]) | set(MESSAGE_GATES)
+    wanted = set(config.preflight.gates) | set(MESSAGE_GATES)
     return [name for name in names if name in wanted]
 
 
@@ -214,7 +215,7 @@ def push_options(git: Git, base: Options, ref: PushedRef) -> Options | None:
     if ref.remote_sha != ZERO_SHA and git.resolve(ref.remote_sha) is not None:
         since = ref.remote_sha
     # A pushed range is a range run: the protocol pseudo-gate reports what it changes.
-    return replace(base, base=since, head=ref.local_sha, extra=dict(base.extra), range_run=True)
+    return replace(base, base=since, head=ref.local_sha, range_run=True)
 
 
 def pending(git: Git) -> GateResult | None:

@@ -8,6 +8,22 @@ from pathlib import Path
 from typing import Any
 
 
+@dataclass(frozen=True)
+class RatchetRequest:
+    """What ``tools ratchet check|tighten`` asked for."""
+
+    names: tuple[str, ...] = ()  # the ratchets judged, in this order (empty: all)
+    rev: str | None = None  # the tree counted (None: the judged tree)
+    report: bool = False  # add the per-file table
+
+
+@dataclass
+class MessageCache:
+    """What one invocation read once and shares between its gates."""
+
+    message_bytes: bytes | None = None  # the bytes of --message-file (``-``: stdin)
+
+
 @dataclass
 class Options:
     """What the user asked for on the command line (already merged: global + local)."""
@@ -34,4 +50,27 @@ class Options:
     statistics: bool = False
     # True: a bare repository may be judged (commands that read only commit messages).
     bare_ok: bool = False
+    # --message-file judges that message alone (no range is read).
+    message_only: bool = False
+    # trailers: also refuse the unfilled template AGENT:MODEL [TOOL].
+    filled: bool = False
+    ratchet: RatchetRequest | None = None
+    cache: MessageCache = field(default_factory=MessageCache, repr=False, compare=False)
+    # Transitional: requests the CLI still writes by key ("message_only", "filled",
+    # "ratchet"); :meth:`take_extra` moves them into the typed fields above.
     extra: dict[str, Any] = field(default_factory=dict)
+
+    def take_extra(self) -> None:
+        """Move the CLI's keyed requests into the typed fields (a key the CLI did not write
+        leaves its field as it is)."""
+        if self.extra.get("message_only"):
+            self.message_only = True
+        if self.extra.get("filled"):
+            self.filled = True
+        asked = self.extra.get("ratchet")
+        if asked is not None:
+            self.ratchet = RatchetRequest(
+                names=tuple(asked.get("names") or ()),
+                rev=asked.get("rev"),
+                report=bool(asked.get("report")),
+            )

@@ -9,20 +9,23 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from functools import cache
 from importlib import resources
 from typing import Any
 
 import jsonschema
 
-from tools.config import is_repo_relative, key_path
-from tools.errors import UsageError
+from tools.errors import UsageError, key_path
+from tools.repo_paths import is_repo_relative
 
 
 @cache
 def load_schema(name: str) -> dict[str, Any]:
     """The JSON Schema ``tools/data/<name>``, read once."""
-    return json.loads(resources.files("tools").joinpath("data", name).read_text(encoding="utf-8"))
+    text = resources.files("tools").joinpath("data", name).read_text(encoding="utf-8")
+    schema: dict[str, Any] = json.loads(text)
+    return schema
 
 
 _FORMATS = jsonschema.FormatChecker(formats=())
@@ -54,31 +57,35 @@ _EXPECT = {
 
 def _describe(error: jsonschema.ValidationError) -> tuple[list[Any], str, str]:
     """(key path, problem, expectation) for one schema error."""
-    path = list(error.absolute_path)
+    path: list[Any] = list(error.absolute_path)
     v = error.validator
+    instance: Any = error.instance
+    wanted: Any = error.validator_value
     if v == "additionalProperties":
-        extra = sorted(set(error.instance) - set(error.schema.get("properties", {})))
-        allowed = ", ".join(sorted(error.schema.get("properties", {}))) or "none"
+        schema = error.schema if isinstance(error.schema, Mapping) else {}
+        properties = schema.get("properties", {})
+        extra = sorted(set(instance) - set(properties))
+        allowed = ", ".join(sorted(properties)) or "none"
         key = extra[0] if extra else "?"
         return path + [key], "unknown key", f"one of: {allowed}"
     if v == "format":
-        fmt = error.validator_value
+        fmt = wanted
         detail = ""
         if fmt == "regex" and error.cause is not None:
             detail = f": {error.cause}"
-        return path, f"bad value {error.instance!r}{detail}", _EXPECT.get(fmt, fmt)
+        return path, f"bad value {instance!r}{detail}", _EXPECT.get(fmt, fmt)
     if v == "type":
-        want = error.validator_value
+        want = wanted
         want = " or ".join(want) if isinstance(want, list) else want
-        return path, f"wrong type ({type(error.instance).__name__})", str(want)
+        return path, f"wrong type ({type(instance).__name__})", str(want)
     if v == "enum":
         return (
             path,
-            f"bad value {error.instance!r}",
-            "one of " + ", ".join(repr(x) for x in error.validator_value),
+            f"bad value {instance!r}",
+            "one of " + ", ".join(repr(x) for x in wanted),
         )
     if v == "const":
-        return path, f"bad value {error.instance!r}", repr(error.validator_value)
+        return path, f"bad value {instance!r}", repr(wanted)
     if v == "required":
         return path, error.message, "the key to be present"
     if v == "oneOf":
@@ -86,10 +93,10 @@ def _describe(error: jsonschema.ValidationError) -> tuple[list[Any], str, str]:
         best = jsonschema.exceptions.best_match(error.context or [])
         if best is not None and best is not error:
             return _describe(best)
-        return path, f"bad value {error.instance!r}", "a value of the documented shape"
+        return path, f"bad value {instance!r}", "a value of the documented shape"
     if v == "propertyNames":
-        return path, f"bad key name {error.instance!r}", "a name of letters, digits, _ . -"
-    return path, error.message, str(error.validator_value)
+        return path, f"bad key name {instance!r}", "a name of letters, digits, _ . -"
+    return path, error.message, str(wanted)
 
 
 def _is_exact_integer(checker: Any, instance: object) -> bool:
@@ -98,7 +105,8 @@ def _is_exact_integer(checker: Any, instance: object) -> bool:
 
 # Draft 2020-12 counts 1.0 as an integer; data whose integers are counts, ids or seeds wants
 # the written type to be an integer too.
-_ExactIntegerValidator = jsonschema.validators.extend(
+# (types-jsonschema leaves ``extend`` untyped.)
+_ExactIntegerValidator = jsonschema.validators.extend(  # type: ignore[no-untyped-call]
     jsonschema.Draft202012Validator,
     type_checker=jsonschema.Draft202012Validator.TYPE_CHECKER.redefine(
         "integer", _is_exact_integer

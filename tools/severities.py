@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import difflib
 import importlib
-from typing import Any
 
+from tools.config_model import ProtocolConfig
 from tools.errors import UsageError
+from tools.gate_registry import COMMAND_GATES, GATES, PSEUDO_GATES
 from tools.report import Report, Rule, declared
 
 LEVELS = ("off", "info", "warning", "error")
@@ -40,19 +41,12 @@ PROTECTED = frozenset(
 )
 
 
-def _level(value: object) -> str:
-    """YAML 1.1 reads a bare ``off`` as false: that is ``off`` too."""
-    return "off" if value is False else str(value)
-
-
 def _tunable() -> dict[str, Rule]:
     """Every rule of the gates preflight can run, by id (their modules imported on first use)."""
-    from tools import gates
-
-    for target in [*gates.GATES.values(), *gates.PSEUDO_GATES.values()]:
+    for target in [*GATES.values(), *PSEUDO_GATES.values()]:
         if target:
             importlib.import_module(target)
-    numerics = set(gates.COMMAND_GATES)
+    numerics = set(COMMAND_GATES)
     return {
         rule.id: rule
         for gate, table in declared().items()
@@ -61,16 +55,14 @@ def _tunable() -> dict[str, Rule]:
     }
 
 
-def check(config: dict[str, Any], where: str | None) -> None:
+def check(config: ProtocolConfig, where: str | None) -> None:
     """Refuse an unknown id (naming the closest declared one) and a protected id set below
     ``error``; exit 2 through UsageError."""
-    wanted = config.get("rules") or {}
-    if not wanted:
+    if not config.rules:
         return
     known = _tunable()
     source = f"{where or 'config'}: rules"
-    for rule_id, value in wanted.items():
-        level = _level(value)
+    for rule_id, level in config.rules.items():
         if rule_id not in known:
             close = difflib.get_close_matches(rule_id, list(known), n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
@@ -87,9 +79,9 @@ def check(config: dict[str, Any], where: str | None) -> None:
             )
 
 
-def apply(report: Report, config: dict[str, Any]) -> None:
+def apply(report: Report, config: ProtocolConfig) -> None:
     """Set the configured severities on ``report``'s findings (in place)."""
-    wanted = {k: _level(v) for k, v in (config.get("rules") or {}).items()}
+    wanted = config.rules
     if not wanted:
         return
     table = declared()
@@ -105,7 +97,7 @@ def apply(report: Report, config: dict[str, Any]) -> None:
             elif level == "off":
                 suppressed[finding.rule] = suppressed.get(finding.rule, 0) + 1
             else:
-                finding.severity = level  # type: ignore[assignment]
+                finding.severity = level
                 kept.append(finding)
         gate.findings = kept
         if suppressed:

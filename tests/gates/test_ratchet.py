@@ -11,6 +11,7 @@ import pytest
 
 from tests.conftest import Repo
 from tools.config import defaults
+from tools.config_model import protocol_config
 from tools.git import Git
 from tools.ratchets import engine
 from tools.ratchets.tree import Tree
@@ -241,7 +242,7 @@ def test_the_fast_path_counts_what_the_plain_path_counts(repo: Repo) -> None:
     repo.git("add", "src/f1.cc")
     repo.write("src/f2.cc", "kCUDA; is_cuda(x);\n")
     git = Git(repo.path)
-    ratchets = engine.load(defaults(), None)
+    ratchets = engine.load(protocol_config(defaults()), None)
 
     def summary(tree: Tree, prefilter: bool):
         res, _ = engine.count(tree, ratchets, IDX, prefilter=prefilter)

@@ -11,11 +11,11 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from tools.config import load_yaml
 from tools.errors import UsageError
 from tools.numerics import goldens, gridtie, topp
 from tools.numerics.tensors import DTYPES
 from tools.schema import load_schema, validate_against
+from tools.yaml_files import load_yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMAS = ("golden-manifest.schema.json", "topp-plan.schema.json", "grid-tie.schema.json")

@@ -46,7 +46,7 @@ def ratchet_baselines(ctx: Context, *, force: bool) -> list[Step]:
     ratchets = engine.load(ctx.config, ctx.config_source, None)
     if not ratchets:
         return []
-    counts, _ = engine.count(Tree(ctx.git), ratchets, ctx.config["index"]["path"])
+    counts, _ = engine.count(Tree(ctx.git), ratchets, ctx.config.index.path)
     steps = []
     for r in ratchets:
         if engine.unarmed(r):

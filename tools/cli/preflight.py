@@ -33,7 +33,7 @@ def preflight(opts: Options, gate: GateOpt = None, message_file: MessageFileOpt 
 
     opts.message_file = message_file
     ctx = Context(opts)
-    names = list(gate) if gate else list(ctx.config["preflight"]["gates"])
+    names = list(gate) if gate else list(ctx.config.preflight.gates)
     unknown = [n for n in names if n not in gates.GATES]
     if unknown:
         raise UsageError(

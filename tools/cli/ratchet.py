@@ -113,7 +113,7 @@ def _tighten(opts: Options) -> int:
             refusals += [f"{r.name}.{bucket} is unarmed: it {p}" for p in problems]
     plans: list[dict[str, Any]] = []
     if not refusals:
-        counts, _ = engine.count(tree, ratchets, ctx.config["index"]["path"])
+        counts, _ = engine.count(tree, ratchets, ctx.config_data["index"]["path"])
         for r in ratchets:
             before = read_baseline(disk, r)
             now = dict(counts[r.name].counts)

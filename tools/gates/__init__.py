@@ -1,8 +1,9 @@
-"""The gate registry: gate name -> module.
+"""The gates: one run by name, and a run's results judged into its report.
 
-A gate module defines ``NAME``, ``RULES`` (the rule ids it can fire, next to the code that
-fires them) and ``run(ctx) -> GateResult``. Modules are imported lazily so that a command
-pays only for the gates it runs.
+The names and modules are data in :mod:`tools.gate_registry` (re-exported here). A gate
+module defines ``NAME``, ``RULES`` (the rule ids it can fire, next to the code that fires
+them) and ``run(ctx) -> GateResult``. Modules are imported lazily so that a command pays only
+for the gates it runs.
 """
 
 from __future__ import annotations
@@ -11,48 +12,14 @@ import importlib
 from types import ModuleType
 
 from tools.context import Context
+from tools.gate_registry import COMMAND_GATES, GATES, PSEUDO_GATES, all_modules
 from tools.report import GateResult, Report
 
-# Every gate of the product, in preflight order. A gate that has not landed yet maps to None:
-# preflight reports it as a skip with that reason, never as a pass.
-GATES: dict[str, str | None] = {
-    "conflicts": "tools.gates.conflicts",
-    "index": "tools.gates.index",
-    "trailers": "tools.gates.trailers",
-    "style": "tools.gates.style",
-    "docs": "tools.gates.docs",
-    "ratchet": "tools.gates.ratchet",
-    "now": "tools.gates.now",
-    "spec": "tools.gates.spec",
-    "links": "tools.gates.links",
-    "ledger": "tools.gates.ledger",
-    "merges": "tools.gates.merges",
-}
-
-
-# Gates that are commands of their own, never run by preflight (torch: imported on use).
-COMMAND_GATES: dict[str, str] = {
-    "golden": "tools.numerics.goldens",
-    "grid-tie": "tools.numerics.gridtie",
-    "topp-count": "tools.numerics.topp",
-}
-
-
-# Pseudo-gates: reported by preflight and the hooks, never selected with --gate.
-PSEUDO_GATES: dict[str, str] = {
-    "preflight": "tools.gates.inplace_pending",
-    "protocol": "tools.gates.protocol",
-    "baseline": "tools.gates.baseline",
-}
-
-
-def all_modules() -> dict[str, str]:
-    """Every built gate's module: preflight's, the pseudo-gates' and the command gates'."""
-    built = {name: target for name, target in GATES.items() if target}
-    return {**built, **PSEUDO_GATES, **COMMAND_GATES}
+__all__ = ["COMMAND_GATES", "GATES", "PSEUDO_GATES", "all_modules", "judged", "module", "run"]
 
 
 def module(name: str) -> ModuleType | None:
+    """The module of gate ``name`` (imported now; None: a gate not built yet)."""
     target = GATES.get(name)
     return importlib.import_module(target) if target else None
 
@@ -72,7 +39,8 @@ def run(name: str, ctx: Context) -> GateResult:
     mod = module(name)
     if mod is None:
         return GateResult(name).skip(f"the {name} gate is not built into tools yet")
-    return mod.run(ctx)
+    result: GateResult = mod.run(ctx)
+    return result
 
 
 def judged(ctx: Context, results: list[GateResult]) -> Report:

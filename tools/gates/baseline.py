@@ -38,7 +38,7 @@ RULES = declare(
 def judged_content(ctx: Context, path: str) -> bytes | None:
     """A path's content as the gates judged it (the ratchet's ``--rev`` tree, the staged blob,
     the ``--head`` blob, else the working tree)."""
-    rev = (ctx.opts.extra.get("ratchet") or {}).get("rev")
+    rev = ctx.opts.ratchet.rev if ctx.opts.ratchet else None
     if rev:
         sha = ctx.git.resolve(rev)
         return ctx.git.blob(sha, path) if sha else None
@@ -51,7 +51,7 @@ def judged_content(ctx: Context, path: str) -> bytes | None:
 def load(ctx: Context) -> tuple[list[fb.Entry] | None, set[tuple[str, str]] | None]:
     """The judged tree's entries (None: no baseline) and, under ``--config-from base``, the
     merge base's entry keys (None: not read from the base)."""
-    rev = (ctx.opts.extra.get("ratchet") or {}).get("rev")
+    rev = ctx.opts.ratchet.rev if ctx.opts.ratchet else None
     if rev:  # `ratchet check --rev`: the baseline of the tree it counts
         sha = ctx.git.resolve(rev)
         raw = ctx.git.blob(sha, fb.PATH) if sha else None
@@ -80,9 +80,7 @@ def apply(report: Report, ctx: Context) -> None:
     entries = head or []
     recorded = {(e.gate, e.fingerprint) for e in entries}
     allowed = recorded if base is None else recorded & base
-    turned_off = {
-        rule for rule, level in (ctx.config.get("rules") or {}).items() if level in ("off", False)
-    }
+    turned_off = {rule for rule, level in ctx.config.rules.items() if level == "off"}
     current: set[tuple[str, str]] = set()
     judged: set[str] = set()
     debt: dict[str, int] = {}

@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
 
 from tools import markdown, mdlinks
-from tools.context import RANGE_EMPTY, Context
-from tools.errors import UsageError
+from tools.config_model import CheckpointRule, StatusMatrix
+from tools.context import Context
+from tools.gates.commit_range import RANGE_EMPTY, range_commits
 from tools.git import Change, Commit, decode
 from tools.globs import Globs
 from tools.report import GateResult, Rule, declare
@@ -94,30 +94,29 @@ class _DocsRule:
     rows: _RowTrigger | None = None
 
     @classmethod
-    def of(cls, cfg: dict[str, Any], where: str, spec_now: list[dict[str, Any]]) -> _DocsRule:
-        pattern = cfg.get("when_added_line")
+    def of(cls, cfg: CheckpointRule, spec_now: tuple[StatusMatrix, ...]) -> _DocsRule:
+        pattern = cfg.when_added_line
         rows = None
-        trigger = cfg.get("when_row_moves")
+        trigger = cfg.when_row_moves
         if trigger is not None:
-            at = f"{where}.when_row_moves"
-            to = trigger.get("to") or []
             # A row's state is read among every state its matrix knows (the rule's own
             # `states`, else those of spec_now entries on the same matrix), so that evidence
             # citing another state after the row's own is not taken for it.
-            states = set(trigger.get("states") or [])
+            states = set(trigger.states)
             if not states:
                 for entry in spec_now:
-                    if entry.get("matrix") == trigger.get("matrix"):
-                        states.update(entry.get("states") or [])
-            states.update(to)
-            rows = _RowTrigger(trigger["matrix"], frozenset(to), RowSpec.of(trigger, states, at))
+                    if entry.matrix == trigger.matrix:
+                        states.update(entry.states)
+            states.update(trigger.to)
+            spec = RowSpec(frozenset(states), trigger.key_column, trigger.state_column)
+            rows = _RowTrigger(trigger.matrix, frozenset(trigger.to), spec)
         return cls(
-            name=cfg["name"],
-            when=Globs(cfg.get("when_changed") or []),
-            require=Globs(cfg["require_changed"]),
+            name=cfg.name,
+            when=Globs(cfg.when_changed),
+            require=Globs(cfg.require_changed),
             added=re.compile(pattern) if pattern is not None else None,
-            renames=bool(cfg.get("renames", False)),
-            message=cfg.get("message"),
+            renames=cfg.renames,
+            message=cfg.message,
             rows=rows,
         )
 
@@ -270,28 +269,6 @@ class RowSpec:
     states: frozenset[str]
     key_column: int = 1
     state_column: str | int | None = None
-
-    @classmethod
-    def of(cls, cfg: dict[str, Any], states: Any, where: str) -> RowSpec:
-        key = cfg.get("key_column", 1)
-        column = cfg.get("state_column")
-        if not isinstance(key, int) or isinstance(key, bool) or key < 1:
-            raise UsageError(
-                f"bad value {key!r}", where=f"{where}.key_column", expected="an integer >= 1"
-            )
-        if isinstance(column, bool) or (isinstance(column, int) and column < 1):
-            raise UsageError(
-                f"bad value {column!r}",
-                where=f"{where}.state_column",
-                expected="a header name or an integer >= 1",
-            )
-        if column is not None and not isinstance(column, (int, str)):
-            raise UsageError(
-                f"bad value {column!r}",
-                where=f"{where}.state_column",
-                expected="a header name or an integer >= 1",
-            )
-        return cls(frozenset(states), key, column)
 
 
 @dataclass(frozen=True)
@@ -463,20 +440,20 @@ def now_is_filled(text: str) -> bool | None:
     return False
 
 
-def _spec_target(entry: dict[str, Any], row: MatrixRow) -> tuple[str | None, str, bool]:
+def _spec_target(entry: StatusMatrix, row: MatrixRow) -> tuple[str | None, str, bool]:
     """(repo-relative spec path, or None with the reason, and whether the row links no
     spec at all)."""
-    pattern = re.compile(entry["spec_link"])
+    pattern = re.compile(entry.spec_link)
     m = pattern.search(row.text)
     raw = (m.group("spec") or "").strip(" \t") if m else ""
     if raw.startswith("<") and raw.endswith(">"):
         raw = raw[1:-1]
     if not raw:
-        return None, f"the row links no spec (spec_link {entry['spec_link']!r} finds none)", True
+        return None, f"the row links no spec (spec_link {entry.spec_link!r} finds none)", True
     if mdlinks.is_external(raw):
         return None, f"the row's spec link {raw!r} is not a file of the repository", False
     try:
-        target = mdlinks.resolve(entry["matrix"], raw)
+        target = mdlinks.resolve(entry.matrix, raw)
     except mdlinks.Escapes:
         return None, f"the row's spec link {raw!r} climbs out of the repository", False
     if not target.path:
@@ -510,23 +487,18 @@ class _Moves:
 def _judge_moves(
     result: GateResult,
     reader: _Reader,
-    entry: dict[str, Any],
-    spec_row: RowSpec,
+    entry: StatusMatrix,
     step: _Step,
     moves: list[Move],
 ) -> None:
-    matrix = entry["matrix"]
+    def add(rule: str, message: str, row: MatrixRow) -> None:
+        result.add(rule, message, commit=step.commit, path=entry.matrix, line=row.line)
+
     for move in moves:
         row = move.row
         spec, why, unlinked = _spec_target(entry, row)
         if unlinked:
-            result.add(
-                "spec-link-missing",
-                f"{move.what}: {why}, so no spec records the move",
-                commit=step.commit,
-                path=matrix,
-                line=row.line,
-            )
+            add("spec-link-missing", f"{move.what}: {why}, so no spec records the move", row)
             continue
         if spec is not None:
             changed = any(c.path == spec and c.status != "D" for c in step.changes)
@@ -542,13 +514,7 @@ def _judge_moves(
                 elif not filled:
                     why = f"its spec {spec} has an empty Now section"
         if why:
-            result.add(
-                "spec-now-missing",
-                f"{move.what}: {why}",
-                commit=step.commit,
-                path=matrix,
-                line=row.line,
-            )
+            add("spec-now-missing", f"{move.what}: {why}", row)
 
 
 def _judge_spec_now(
@@ -560,17 +526,16 @@ def _judge_spec_now(
 ) -> None:
     """``ends``: the revisions "at the base" and "now" (None: absent; "" : the index)."""
     reader = moves.reader
-    for k, entry in enumerate(ctx.config["docs"]["spec_now"]):
-        matrix = entry["matrix"]
-        src = ctx.config_source or "(default config)"
-        spec_row = RowSpec.of(entry, entry["states"], f"{src}: docs.spec_now[{k}]")
+    for k, entry in enumerate(ctx.config.docs.spec_now):
+        matrix = entry.matrix
+        spec_row = RowSpec(frozenset(entry.states), entry.key_column, entry.state_column)
         touched = False
         for step in steps:
             change = next((c for c in step.changes if c.path == matrix), None)
             if change is None or change.status == "D":
                 continue
             touched = True
-            _judge_moves(result, reader, entry, spec_row, step, moves.of(step, matrix, spec_row))
+            _judge_moves(result, reader, entry, step, moves.of(step, matrix, spec_row))
         if touched or any(_exists(ctx, rev, matrix) for rev in ends):
             continue
         result.add(
@@ -608,13 +573,9 @@ def _steps(ctx: Context, commits: list[Commit]) -> tuple[list[_Step], int]:
 
 def run(ctx: Context) -> GateResult:
     result = GateResult(NAME)
-    cfg = ctx.config["docs"]
-    src = ctx.config_source or "(default config)"
-    rules = [
-        _DocsRule.of(r, f"{src}: docs.rules[{k}]", cfg["spec_now"])
-        for k, r in enumerate(cfg["rules"])
-    ]
-    if not rules and not cfg["spec_now"]:
+    cfg = ctx.config.docs
+    rules = [_DocsRule.of(r, cfg.spec_now) for r in cfg.rules]
+    if not rules and not cfg.spec_now:
         result.add("docs-absent", "no docs.rules and no docs.spec_now configured")
         return result
     if ctx.opts.staged:
@@ -626,7 +587,7 @@ def run(ctx: Context) -> GateResult:
         steps = [_Step(None, head, ctx.staged_changes)]
         ends: tuple[str | None, str | None] = (head, "")
     else:
-        commits = ctx.range_commits(result)
+        commits = range_commits(ctx, result)
         if commits is None:
             return result
         steps, merges = _steps(ctx, commits)
@@ -642,6 +603,6 @@ def run(ctx: Context) -> GateResult:
     moves = _Moves(_Reader(ctx))
     if rules:
         _judge_rules(ctx, result, rules, steps, moves)
-    if cfg["spec_now"]:
+    if cfg.spec_now:
         _judge_spec_now(ctx, result, steps, ends, moves)
     return result

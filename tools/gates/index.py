@@ -22,7 +22,8 @@ from tools.appendonly import (
     losses,
     read_now,
 )
-from tools.context import RANGE_EMPTY, Context
+from tools.context import Context
+from tools.gates.commit_range import RANGE_EMPTY, range_commits
 from tools.git import Commit, decode
 from tools.index_table import Row, Table
 from tools.report import GateResult, Rule, declare
@@ -91,7 +92,6 @@ class _Blobs:
         self._prefix: dict[str, bool] = {}
         self._ref: bytes | None = None
         self.known: list[bytes] = []  # contents already held (the file judged now)
-        self.reads = 0
 
     def header(self, sha: str | None) -> tuple[str, int] | None:
         if sha is None:
@@ -106,7 +106,6 @@ class _Blobs:
             return Snapshot(None)
         snap = self._content.get(head[0])
         if snap is None:
-            self.reads += 1
             data = self.ctx.git.object(head[0])
             # Keep one copy of a content already held: a large index is read more than once.
             data = next((k for k in self.known if k == data), data)
@@ -382,11 +381,11 @@ def _walk(
                     continue  # the merge's file is this parent's, or extends it
                 _merge(result, path, blobs.at(parent), blobs.at(commit.sha), commit.sha, parent)
         elif _touches(commit, path, paths_read):
-            parent = commit.parents[0] if commit.parents else None
-            if parent is not None and blobs.appended(parent, commit.sha):
+            first = commit.parents[0] if commit.parents else None
+            if first is not None and blobs.appended(first, commit.sha):
                 continue
             child = blobs.at(commit.sha)
-            _ordinary(result, path, blobs.at(parent), child, commit.sha, "the commit")
+            _ordinary(result, path, blobs.at(first), child, commit.sha, "the commit")
 
 
 # -- the gate -----------------------------------------------------------------------------------
@@ -409,12 +408,12 @@ def _staged(ctx: Context, result: GateResult, path: str) -> GateResult:
 
 def run(ctx: Context) -> GateResult:
     result = GateResult(NAME)
-    path = ctx.config["index"]["path"]
+    path = ctx.config.index.path
     if ctx.opts.staged:
         return _staged(ctx, result, path)
     now = Snapshot(read_now(ctx, path))
     _base_free(result, path, now)
-    commits = ctx.range_commits(result)
+    commits = range_commits(ctx, result)
     if commits is None:  # no base: the base-free checks stand, the rest is a skip
         if not now.exists:
             result.add("index-absent", f"{path} does not exist now", path=path)

@@ -13,10 +13,12 @@ import hashlib
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 from tools import ledger
 from tools.appendonly import AppendOnly, Entry, blob_starts, read_now, worktree_file
-from tools.context import RANGE_EMPTY, Context
+from tools.context import Context
+from tools.gates.commit_range import RANGE_EMPTY, range_commits
 from tools.git import Commit
 from tools.report import GateResult, Rule, declare
 
@@ -150,24 +152,45 @@ def _cache_file(ctx: Context, path: str) -> Path | None:
     return ctx.git.tools_dir() / f"ledger-verified-{name}"
 
 
+class _Source(NamedTuple):
+    """The ledger's bytes as judged now: ``size`` bytes, read by ``read(a, b)``, scanned into
+    lines from a byte offset and a line number by ``scan_from``."""
+
+    size: int
+    read: Callable[[int, int], bytes]
+    scan_from: Callable[[int, int], Iterable[ledger.Scanned]]
+
+
+def _file_source(full: Path, fd: int, size: int) -> _Source:
+    return _Source(
+        size,
+        lambda a, b: os.pread(fd, b - a, a),
+        lambda s, n: ledger.scan_file(full, start=s, end=size, first_line=n, records=False),
+    )
+
+
+def _bytes_source(data: bytes) -> _Source:
+    return _Source(
+        len(data),
+        lambda a, b: data[a:b],
+        lambda s, n: ledger.scan_bytes(data, start=s, first_line=n, records=False),
+    )
+
+
 def _judge_source(
-    ctx: Context,
-    result: GateResult,
-    path: str,
-    base: Base | None,
-    where: str,
-    *,
-    size: int,
-    read: Callable[[int, int], bytes],
-    scan_from: Callable[[int, int], Iterable[ledger.Scanned]],
-    prefix: Callable[[], bool],
+    ctx: Context, result: GateResult, path: str, base: Base | None, where: str, source: _Source
 ) -> None:
-    """Judge ``size`` bytes readable by ``read``; a prefix verified by an earlier run (same
-    bytes, by sha256) is not re-verified, and a clean result is remembered for the next."""
+    """Judge ``source``; a prefix verified by an earlier run (same bytes, by sha256) is not
+    re-verified, and a clean result is remembered for the next."""
+    size, read = source.size, source.read
     cache = _cache_file(ctx, path)
     known = ledger.load_verified(cache, read, size) if cache else None
     start, ids_before = (known.size, known.ids) if known else (0, [])
-    items = scan_from(start, len(ids_before) + 1)
+    items = source.scan_from(start, len(ids_before) + 1)
+
+    def prefix() -> bool:
+        return base is not None and base.starts(read, size)
+
     ids = judge(result, path, items, base, where, prefix=prefix, known=ids_before)
     result.stats["cached_bytes"] = start
     if cache is None or ids is None or (known is not None and known.size == size):
@@ -187,23 +210,7 @@ def _run_on(
     if full is not None:
         # A shared lock: appenders wait until the bytes judged here have been read.
         with ledger.read_locked(full) as (fd, size):
-
-            def read(a: int, b: int) -> bytes:
-                return os.pread(fd, b - a, a)
-
-            _judge_source(
-                ctx,
-                result,
-                path,
-                base,
-                where,
-                size=size,
-                read=read,
-                scan_from=lambda s, n: ledger.scan_file(
-                    full, start=s, end=size, first_line=n, records=False
-                ),
-                prefix=lambda: base is not None and base.starts(read, size),
-            )
+            _judge_source(ctx, result, path, base, where, _file_source(full, fd, size))
         return result
     data = read_now(ctx, path)
     if data is None:
@@ -211,28 +218,18 @@ def _run_on(
             result.add("ledger-absent", absent, path=path)
             return result
         data = b""  # gone since the base: judged as emptied
-    _judge_source(
-        ctx,
-        result,
-        path,
-        base,
-        where,
-        size=len(data),
-        read=lambda a, b: data[a:b],
-        scan_from=lambda s, n: ledger.scan_bytes(data, start=s, first_line=n, records=False),
-        prefix=lambda: base is not None and base.starts(lambda a, b: data[a:b], len(data)),
-    )
+    _judge_source(ctx, result, path, base, where, _bytes_source(data))
     return result
 
 
 def run(ctx: Context) -> GateResult:
     result = GateResult(NAME)
-    path = ctx.config["ledger"]["path"]
+    path = ctx.config.ledger.path
     if ctx.opts.staged:
         base = Base(ctx, ctx.git.head(), path)
         absent = f"{path} exists neither at HEAD nor in the index"
         return _run_on(ctx, result, path, base, "HEAD", absent=absent)
-    commits = ctx.range_commits(result)
+    commits = range_commits(ctx, result)
     if commits is None:  # no base to compare with: the base-free checks still run
         absent = f"{path} does not exist now (and the base could not be read)"
         return _run_on(ctx, result, path, None, "", absent=absent)

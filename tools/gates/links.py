@@ -150,15 +150,17 @@ def _hint(fragment: str, anchors: set[str]) -> str:
 
 
 def _judge(result: GateResult, tree: _Tree, source: str, link: Link) -> None:
-    where = {"path": source, "line": link.line}
+    def add(rule: str, message: str) -> None:
+        result.add(rule, message, path=source, line=link.line)
+
     try:
         target = mdlinks.resolve(source, link.target)
     except mdlinks.Escapes:
-        result.add("link-broken", f"{link.target!r} climbs out of the repository", **where)
+        add("link-broken", f"{link.target!r} climbs out of the repository")
         return
     kind = tree.kind(target.path)
     if kind is None:
-        result.add("link-broken", f"{link.target!r}: {target.path or '/'} does not exist", **where)
+        add("link-broken", f"{link.target!r}: {target.path or '/'} does not exist")
         return
     fragment = target.fragment
     if not fragment or kind != "file":
@@ -171,29 +173,27 @@ def _judge(result: GateResult, tree: _Tree, source: str, link: Link) -> None:
         first, last = span
         if not 1 <= first <= last <= len(lines):
             shown = f"L{first}" if first == last else f"L{first}-L{last}"
-            result.add(
+            add(
                 "line-anchor-out-of-range",
                 f"{link.target!r}: #{shown} is outside {target.path} "
                 f"({len(lines)} line{'' if len(lines) == 1 else 's'})",
-                **where,
             )
         return
     if not _is_markdown(target.path):
         return  # an anchor into a rendered non-markdown file is not judged
     anchors = tree.anchors(target.path)
     if anchors is not None and fragment not in anchors:
-        result.add(
+        add(
             "anchor-missing",
             f"{link.target!r}: no heading of {target.path} has the anchor "
             f"#{fragment}{_hint(fragment, anchors)}",
-            **where,
         )
 
 
 def run(ctx: Context) -> GateResult:
     result = GateResult(NAME)
-    cfg = ctx.config["links"]
-    include, exclude = Globs(cfg["paths"]), Globs(cfg["exclude"])
+    cfg = ctx.config.links
+    include, exclude = Globs(cfg.paths), Globs(cfg.exclude)
     tree = _Tree(ctx)
     files = [
         p

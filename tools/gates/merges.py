@@ -22,7 +22,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tools.context import RANGE_EMPTY, Context
+from tools.context import Context
+from tools.gates.commit_range import RANGE_EMPTY, range_commits
 from tools.git import (
     Commit,
     FilePatch,
@@ -358,7 +359,7 @@ def run(ctx: Context) -> GateResult:
         # committed merges here would add their cost to every commit's pre-commit hook.
         result.stats["staged"] = "not judged: merges are judged over committed ranges"
         return result
-    commits = ctx.range_commits(result)
+    commits = range_commits(ctx, result)
     if commits is None:
         return result
     merges = [c for c in commits if len(c.parents) == 2]

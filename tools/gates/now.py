@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 
 from tools import markdown
+from tools.config_model import NowConfig
 from tools.context import Context
 from tools.git import decode
 from tools.report import GateResult, Rule, declare
@@ -81,8 +82,8 @@ def entries(doc: markdown.Document) -> list[tuple[int, int]]:
 
 def run(ctx: Context) -> GateResult:
     result = GateResult(NAME)
-    cfg = ctx.config["now"]
-    path = cfg["path"]
+    cfg = ctx.config.now
+    path = cfg.path
     raw = ctx.read_current(path)
     if raw is None:
         where = "the index" if ctx.opts.staged else "the working tree"
@@ -91,75 +92,87 @@ def run(ctx: Context) -> GateResult:
     lines = markdown.split_lines(decode(raw))
     doc = markdown.parse_lines(lines, where=path)
     result.stats["lines"] = len(lines)
-
     # A stamp is an HTML comment: one in code (a span or a block) is text, not a stamp.
     found = [(line, v) for line, piece in doc.html for v in stamps(piece)]
-    stamp_date: dt.date | None = None
+    stamp_date = _stamp_date(result, path, found)
+    if stamp_date is not None and cfg.max_age_days is not None:
+        _judge_age(ctx, result, path, stamp_date, found[0][0], cfg.max_age_days)
+    _judge_shape(result, cfg, doc, len(lines))
+    return result
+
+
+def _stamp_date(result: GateResult, path: str, found: list[tuple[int, str]]) -> dt.date | None:
+    """The date of the one stamp (None: no valid single stamp, reported on ``result``)."""
     if not found:
         result.add("now-stamp", "no <!-- now-updated: YYYY-MM-DD --> stamp", path=path)
-    elif len(found) > 1:
+        return None
+    if len(found) > 1:
         result.add(
             "now-stamp",
             f"{len(found)} now-updated stamps; keep exactly one",
             path=path,
             line=found[1][0],
         )
-    else:
-        line_no, value = found[0]
-        try:
-            if not _is_date(value):
-                raise ValueError
-            stamp_date = dt.date.fromisoformat(value)
-        except ValueError:
-            result.add(
-                "now-stamp",
-                f"stamp {value!r} is not a date YYYY-MM-DD",
-                path=path,
-                line=line_no,
-            )
-    max_age = cfg["max_age_days"]
-    if stamp_date is not None and max_age is not None:
-        head = ctx.git.head()
-        if head is None:
-            result.add(
-                "now-stale",
-                "max_age_days is set but there is no HEAD commit to count from; not judged",
-                severity="info",
-                path=path,
-            )
-        else:
-            head_day = dt.datetime.fromtimestamp(
-                ctx.git.committer_time(head), dt.timezone.utc
-            ).date()
-            age = (head_day - stamp_date).days
-            result.stats["age_days"] = age
-            if age > max_age:
-                result.add(
-                    "now-stale",
-                    f"stamp {stamp_date} is {age} days older than HEAD's committer date "
-                    f"{head_day} (max_age_days {max_age})",
-                    path=path,
-                    line=found[0][0],
-                )
+        return None
+    line_no, value = found[0]
+    try:
+        if not _is_date(value):
+            raise ValueError
+        return dt.date.fromisoformat(value)
+    except ValueError:
+        result.add(
+            "now-stamp",
+            f"stamp {value!r} is not a date YYYY-MM-DD",
+            path=path,
+            line=line_no,
+        )
+        return None
 
+
+def _judge_age(
+    ctx: Context, result: GateResult, path: str, stamp_date: dt.date, line: int, max_age: int
+) -> None:
+    head = ctx.git.head()
+    if head is None:
+        result.add(
+            "now-stale",
+            "max_age_days is set but there is no HEAD commit to count from; not judged",
+            severity="info",
+            path=path,
+        )
+        return
+    head_day = dt.datetime.fromtimestamp(ctx.git.committer_time(head), dt.timezone.utc).date()
+    age = (head_day - stamp_date).days
+    result.stats["age_days"] = age
+    if age > max_age:
+        result.add(
+            "now-stale",
+            f"stamp {stamp_date} is {age} days older than HEAD's committer date "
+            f"{head_day} (max_age_days {max_age})",
+            path=path,
+            line=line,
+        )
+
+
+def _judge_shape(result: GateResult, cfg: NowConfig, doc: markdown.Document, lines: int) -> None:
+    """The required headings, the line budget and the longest entry."""
+    path = cfg.path
     present = set(headings(doc))
-    for heading in cfg["headings"]:
+    for heading in cfg.headings:
         if heading.strip().lower() not in present:
             result.add("now-heading", f"required heading {heading!r} is absent", path=path)
-
-    if len(lines) > cfg["max_lines"]:
+    if lines > cfg.max_lines:
         result.add(
             "now-budget",
-            f"{len(lines)} lines, over the budget of {cfg['max_lines']}",
+            f"{lines} lines, over the budget of {cfg.max_lines}",
             path=path,
-            line=cfg["max_lines"] + 1,
+            line=cfg.max_lines + 1,
         )
     for line_no, length in entries(doc):
-        if length > cfg["max_entry"]:
+        if length > cfg.max_entry:
             result.add(
                 "now-long-entry",
-                f"entry of {length} characters, over max_entry {cfg['max_entry']}",
+                f"entry of {length} characters, over max_entry {cfg.max_entry}",
                 path=path,
                 line=line_no,
             )
-    return result

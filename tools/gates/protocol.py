@@ -14,8 +14,9 @@ from typing import Any
 
 from tools import config as config_mod
 from tools.appendonly import read_now
+from tools.config_model import protocol_config
 from tools.context import Context
-from tools.errors import UsageError
+from tools.errors import UsageError, key_path
 from tools.ratchets import baseline as baseline_mod
 from tools.report import GateResult, Rule, declare
 
@@ -53,7 +54,7 @@ def changed_keys(old: Any, new: Any, path: tuple[Any, ...] = ()) -> list[tuple[s
         return out
     if old == new and type(old) is type(new):
         return []
-    return [(config_mod.key_path(list(path)), old, new)]
+    return [(key_path(path), old, new)]
 
 
 def _load(raw: bytes | None, display: str) -> dict[str, Any]:
@@ -62,15 +63,10 @@ def _load(raw: bytes | None, display: str) -> dict[str, Any]:
     return config_mod.merge(config_mod.defaults(), config_mod.load_bytes(raw, display=display))
 
 
-def _baselines(cfg: dict[str, Any]) -> dict[str, str]:
+def _baselines(data: dict[str, Any]) -> dict[str, str]:
     """Ratchet name -> its baseline path, for every ratchet of a config."""
-    out: dict[str, str] = {}
-    for name, spec in (cfg.get("ratchets") or {}).items():
-        given = spec.get("baseline") if isinstance(spec, dict) else None
-        path = given if isinstance(given, str) else baseline_mod.default_path(name)
-        if config_mod.is_repo_relative(path):
-            out[name] = path
-    return out
+    ratchets = protocol_config(data).ratchets
+    return {name: r.baseline or baseline_mod.default_path(name) for name, r in ratchets.items()}
 
 
 def run(ctx: Context) -> GateResult | None:

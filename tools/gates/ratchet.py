@@ -18,6 +18,7 @@ from tools import config as config_mod
 from tools import report
 from tools.context import Context
 from tools.errors import UsageError
+from tools.options import RatchetRequest
 from tools.ratchets import baseline as baseline_mod
 from tools.ratchets import engine
 from tools.ratchets.engine import Count, Ratchet, Site
@@ -57,14 +58,14 @@ RULES = declare(
 _LIST_MAX = 20  # sites named in one finding's message; `sites` carries them all
 
 
-def options(ctx: Context) -> dict[str, Any]:
-    """What the ratchet command asked for (``names``, ``rev``, ``report``)."""
-    return dict(ctx.opts.extra.get("ratchet") or {})
+def options(ctx: Context) -> RatchetRequest:
+    """What the ratchet command asked for (preflight and the hooks: the defaults)."""
+    return ctx.opts.ratchet or RatchetRequest()
 
 
 def tree_for(ctx: Context) -> Tree:
     """The tree this invocation counts."""
-    rev_ref = options(ctx).get("rev") or ctx.opts.commit or ctx.opts.head
+    rev_ref = options(ctx).rev or ctx.opts.commit or ctx.opts.head
     if rev_ref:
         sha = ctx.git.resolve(rev_ref)
         if sha is None:
@@ -98,7 +99,7 @@ class _Base:
 
     def _resolve(self) -> None:
         ctx, git = self.ctx, self.ctx.git
-        ref = ctx.opts.base or ctx.config["base"]
+        ref = ctx.opts.base or ctx.config.base
         base = git.resolve(ref)
         if base is None:
             self.reason = f"base {ref!r} does not resolve; fetch it or pass --base"
@@ -117,7 +118,7 @@ class _Base:
             return
         self.sha = merge_base
         base_tree = Tree(git, rev=merge_base)
-        self.counts, _ = engine.count(base_tree, self.ratchets, ctx.config["index"]["path"])
+        self.counts, _ = engine.count(base_tree, self.ratchets, ctx.config.index.path)
 
     def new_sites(self, ratchet: Ratchet, bucket: str, now: list[Site]) -> list[Site] | None:
         """The sites of ``now`` that the base tree lacks (None: unknown, see ``reason``).
@@ -141,15 +142,15 @@ class _Base:
 def run(ctx: Context) -> GateResult:
     result = GateResult(NAME)
     opts = options(ctx)
-    ratchets = engine.load(ctx.config, ctx.config_source, opts.get("names"))
+    ratchets = engine.load(ctx.config, ctx.config_source, list(opts.names))
     if not ratchets:
         result.add("ratchet-absent", "no ratchet is configured (config `ratchets` is empty)")
         return result
     tree = tree_for(ctx)
     counts, tstats = engine.count(
-        tree, ratchets, ctx.config["index"]["path"], keep=[r.baseline for r in ratchets]
+        tree, ratchets, ctx.config.index.path, keep=[r.baseline for r in ratchets]
     )
-    regressed: list[tuple[Ratchet, str, int, int]] = []
+    regressed: list[_Regressed] = []
     per_ratchet: dict[str, Any] = {}
     source = ctx.config_source
     config_path = source if source and not os.path.isabs(source) else None
@@ -163,37 +164,7 @@ def run(ctx: Context) -> GateResult:
         base = read_baseline(tree, ratchet)
         guard = read_baseline(guard_tree, ratchet) if guard_tree is not None else None
         broken = engine.unarmed(ratchet)
-        for bucket, problems in broken.items():
-            for problem in problems:
-                result.add(
-                    "ratchet-unarmed",
-                    f"{ratchet.name}.{bucket} {problem}: its count cannot be trusted "
-                    f"({ratchet.where}.buckets.{bucket})",
-                    path=config_path,
-                )
-        for use in res.unknown_tags:
-            result.add(
-                "allow-tag-unknown",
-                f"{ratchet.name}: allow marker tag {use.tag!r} is neither a row id nor an "
-                "issue number of the issue index; the marker exempts nothing",
-                path=use.path,
-                line=use.line,
-            )
-        for ex in res.exempt:
-            if ex.by_file:
-                allowance = '"*"' if ex.allowance is None else str(ex.allowance)
-                why = (
-                    f"exempted by exempt_files ({ex.site.path}: {{{ex.bucket}: {allowance}}} "
-                    f"in {ratchet.where}.exempt_files)"
-                )
-            else:
-                why = f"exempted by the allow marker {ex.tag!r} (marker on line {ex.marker_line})"
-            result.add(
-                "ratchet-exempt",
-                f"{ratchet.name}.{ex.bucket}: {why}",
-                path=ex.site.path,
-                line=ex.site.line,
-            )
+        _report_detector(result, res, broken, config_path)
         per_ratchet[ratchet.name] = {
             "kind": ratchet.kind,
             "files": res.files,
@@ -201,53 +172,12 @@ def run(ctx: Context) -> GateResult:
             "baseline": base,
             "exempt": len(res.exempt),
         }
-        if opts.get("report"):
+        if opts.report:
             per_ratchet[ratchet.name]["per_file"] = res.per_file
         if base is None:
-            if res.files == 0:
-                result.add(
-                    "ratchet-absent",
-                    f"{ratchet.name}: no file of {tree.label} is in its scope and it has no "
-                    f"baseline ({ratchet.baseline}): nothing to count",
-                )
-                continue
-            over = {b: n for b, n in res.counts.items() if n > 0 and b not in broken}
-            if over:
-                listed = ", ".join(f"{b} {n}" for b, n in over.items())
-                result.add(
-                    "baseline-missing",
-                    f"{ratchet.name}: no baseline {ratchet.baseline} while buckets count "
-                    f"above zero ({listed}); create it with `tools ratchet tighten "
-                    f"{ratchet.name}`",
-                    path=ratchet.baseline,
-                )
-            continue
-        for bucket in ratchet.buckets:
-            if bucket in broken:
-                continue
-            n = res.counts[bucket]
-            if bucket not in base:
-                if n > 0:
-                    result.add(
-                        "baseline-missing",
-                        f"{ratchet.name}.{bucket}: the baseline has no entry for this bucket, "
-                        f"which counts {n}; add it with `tools ratchet tighten {ratchet.name}`",
-                        path=ratchet.baseline,
-                    )
-                continue
-            allowed = base[bucket]
-            if guard is not None and bucket in guard:
-                allowed = min(allowed, guard[bucket])
-            if n > allowed:
-                regressed.append((ratchet, bucket, n, allowed))
-            elif n < base[bucket]:
-                result.add(
-                    "ratchet-stale",
-                    f"{ratchet.name}.{bucket}: counts {n}, below its baseline {base[bucket]}; "
-                    f"lower the baseline in this change with `tools ratchet tighten "
-                    f"{ratchet.name}`",
-                    path=ratchet.baseline,
-                )
+            _judge_unbaselined(result, res, broken, tree.label)
+        else:
+            regressed += _judge_counts(result, res, base, guard, broken)
     if regressed:
         involved = {r.name: r for r, _, _, _ in regressed}
         base_tree = _Base(ctx, tree, list(involved.values()))
@@ -263,6 +193,112 @@ def run(ctx: Context) -> GateResult:
         }
     )
     return result
+
+
+# (ratchet, bucket, count, allowed): a bucket that counts above what its baselines allow.
+_Regressed = tuple[Ratchet, str, int, int]
+
+
+def _report_detector(
+    result: GateResult, res: Count, broken: dict[str, list[str]], config_path: str | None
+) -> None:
+    """What the detector says of itself: unarmed buckets, unknown tags, exempted sites."""
+    ratchet = res.ratchet
+    for bucket, problems in broken.items():
+        for problem in problems:
+            result.add(
+                "ratchet-unarmed",
+                f"{ratchet.name}.{bucket} {problem}: its count cannot be trusted "
+                f"({ratchet.where}.buckets.{bucket})",
+                path=config_path,
+            )
+    for use in res.unknown_tags:
+        result.add(
+            "allow-tag-unknown",
+            f"{ratchet.name}: allow marker tag {use.tag!r} is neither a row id nor an "
+            "issue number of the issue index; the marker exempts nothing",
+            path=use.path,
+            line=use.line,
+        )
+    for ex in res.exempt:
+        if ex.by_file:
+            allowance = '"*"' if ex.allowance is None else str(ex.allowance)
+            why = (
+                f"exempted by exempt_files ({ex.site.path}: {{{ex.bucket}: {allowance}}} "
+                f"in {ratchet.where}.exempt_files)"
+            )
+        else:
+            why = f"exempted by the allow marker {ex.tag!r} (marker on line {ex.marker_line})"
+        result.add(
+            "ratchet-exempt",
+            f"{ratchet.name}.{ex.bucket}: {why}",
+            path=ex.site.path,
+            line=ex.site.line,
+        )
+
+
+def _judge_unbaselined(
+    result: GateResult, res: Count, broken: dict[str, list[str]], label: str
+) -> None:
+    """A ratchet without a baseline file: nothing to count, or counts with no baseline."""
+    ratchet = res.ratchet
+    if res.files == 0:
+        result.add(
+            "ratchet-absent",
+            f"{ratchet.name}: no file of {label} is in its scope and it has no "
+            f"baseline ({ratchet.baseline}): nothing to count",
+        )
+        return
+    over = {b: n for b, n in res.counts.items() if n > 0 and b not in broken}
+    if over:
+        listed = ", ".join(f"{b} {n}" for b, n in over.items())
+        result.add(
+            "baseline-missing",
+            f"{ratchet.name}: no baseline {ratchet.baseline} while buckets count "
+            f"above zero ({listed}); create it with `tools ratchet tighten "
+            f"{ratchet.name}`",
+            path=ratchet.baseline,
+        )
+
+
+def _judge_counts(
+    result: GateResult,
+    res: Count,
+    base: dict[str, int],
+    guard: dict[str, int] | None,
+    broken: dict[str, list[str]],
+) -> list[_Regressed]:
+    """Each armed bucket against its baseline (and the base tree's, under ``guard``): a
+    missing entry and a stale baseline are reported here, the rises returned."""
+    ratchet = res.ratchet
+    regressed: list[_Regressed] = []
+    for bucket in ratchet.buckets:
+        if bucket in broken:
+            continue
+        n = res.counts[bucket]
+        if bucket not in base:
+            if n > 0:
+                result.add(
+                    "baseline-missing",
+                    f"{ratchet.name}.{bucket}: the baseline has no entry for this bucket, "
+                    f"which counts {n}; add it with `tools ratchet tighten {ratchet.name}`",
+                    path=ratchet.baseline,
+                )
+            continue
+        allowed = base[bucket]
+        if guard is not None and bucket in guard:
+            allowed = min(allowed, guard[bucket])
+        if n > allowed:
+            regressed.append((ratchet, bucket, n, allowed))
+        elif n < base[bucket]:
+            result.add(
+                "ratchet-stale",
+                f"{ratchet.name}.{bucket}: counts {n}, below its baseline {base[bucket]}; "
+                f"lower the baseline in this change with `tools ratchet tighten "
+                f"{ratchet.name}`",
+                path=ratchet.baseline,
+            )
+    return regressed
 
 
 def _regression(

@@ -114,7 +114,7 @@ def _spec_paths(ctx: Context, folder: str) -> tuple[bool, list[str]]:
 
 
 def _index_keys(ctx: Context) -> tuple[str, set[int] | None]:
-    path = ctx.config["index"]["path"]
+    path = ctx.config.index.path
     raw = ctx.read_current(path)
     if raw is None:
         return path, None
@@ -123,7 +123,7 @@ def _index_keys(ctx: Context) -> tuple[str, set[int] | None]:
 
 def _ledger_lines(ctx: Context) -> Iterator[bytes]:
     """The current ledger's lines, streamed from the working tree (or the staged blob)."""
-    path = ctx.config["ledger"]["path"]
+    path = ctx.config.ledger.path
     if ctx.opts.staged:
         data = ctx.git.staged_blob(path)
         if data:
@@ -161,7 +161,7 @@ def load_records(read: Any, blocks: Iterable[evidence.Block]) -> dict[str, dict[
 
 def run(ctx: Context) -> GateResult:
     result = GateResult(NAME)
-    folder = ctx.config["specs"]["dir"]
+    folder = ctx.config.specs.dir
     exists, paths = _spec_paths(ctx, folder)
     where_now = "the index" if ctx.opts.staged else "the working tree"
     if not paths:
@@ -171,76 +171,86 @@ def run(ctx: Context) -> GateResult:
         result.add("spec-absent", why, path=folder)
         result.stats.update(specs=0, citations=0, blocks=0)
         return result
-
     specs: list[_Spec] = []
     cited: list[tuple[str, int, int]] = []  # (spec, line, issue)
     for path in paths:
         raw = ctx.read_current(path)
-        if raw is None:
-            continue
-        lines = markdown.split_lines(decode(raw))
-        spec = _Spec(path, lines)
-        specs.append(spec)
-        doc = markdown.parse_lines(lines, where=path)
-        found = doc.headings
-        sections = doc.sections()
-        owed = next((s for s in sections if s.heading.title == "owed"), None)
-        now = next((s for s in sections if s.heading.title == "now"), None)
-        for title, section in (("Owed", owed), ("Now", now)):
-            if section is None:
-                result.add(
-                    "spec-section-missing",
-                    f"no `{title}` section (a heading `## {title}`, numbered or not)",
-                    path=path,
-                )
-        if owed is not None:
-            heading_lines = {h.line for h in found}
-            prose = doc.prose()
-            for line_no in range(owed.start, owed.end + 1):
-                if line_no in heading_lines:
-                    continue
-                for issue, _ in citations(prose[line_no - 1]):
-                    cited.append((path, line_no, issue))
-        blocks, problems = evidence.scan_blocks("\n".join(lines) + "\n")
-        for problem in problems:
-            result.add("spec-evidence-malformed", problem.message, path=path, line=problem.line)
-        for block in blocks:
-            if now is None or not now.start <= block.start <= now.end:
-                result.add(
-                    "spec-evidence-malformed",
-                    f"the block of plan {block.plan!r} lies outside the `Now` section",
-                    path=path,
-                    line=block.start,
-                )
-        spec.blocks = blocks
-
+        if raw is not None:
+            specs.append(_judge_spec(result, path, markdown.split_lines(decode(raw)), cited))
     if cited:
-        index_path, keys = _index_keys(ctx)
-        unknown: dict[tuple[str, int], list[int]] = {}  # (spec, issue) -> lines citing it
-        for path, line_no, issue in cited:
-            if keys is None or issue not in keys:
-                unknown.setdefault((path, issue), []).append(line_no)
-        for (path, issue), at in unknown.items():
-            times = f" ({len(at)} citations, the first here)" if len(at) > 1 else ""
-            where = (
-                f"there is no issue index ({index_path} does not exist in {where_now})"
-                if keys is None
-                else f"it is not a row of {index_path}"
-            )
-            result.add(
-                "spec-owed-unknown",
-                f"#{issue} is cited under `Owed` but {where}{times}",
-                path=path,
-                line=at[0],
-            )
-
+        _judge_citations(ctx, result, cited, where_now)
     all_blocks = [b for s in specs for b in s.blocks]
     if all_blocks:
         records = load_records(lambda: _ledger_lines(ctx), all_blocks)
-        for spec in specs:
-            for block in spec.blocks:
-                why = evidence.unbacked(block, records.get, where=spec.path)
-                if why is not None:
-                    result.add("spec-evidence-unbacked", why, path=spec.path, line=block.start)
+        for spec_file in specs:
+            for block in spec_file.blocks:
+                unbacked = evidence.unbacked(block, records.get, where=spec_file.path)
+                if unbacked is not None:
+                    result.add(
+                        "spec-evidence-unbacked", unbacked, path=spec_file.path, line=block.start
+                    )
     result.stats.update(specs=len(specs), citations=len(cited), blocks=len(all_blocks))
     return result
+
+
+def _judge_spec(
+    result: GateResult, path: str, lines: list[str], cited: list[tuple[str, int, int]]
+) -> _Spec:
+    """One spec's sections and evidence blocks; its `Owed` citations are added to ``cited``."""
+    spec = _Spec(path, lines)
+    doc = markdown.parse_lines(lines, where=path)
+    sections = doc.sections()
+    owed = next((s for s in sections if s.heading.title == "owed"), None)
+    now = next((s for s in sections if s.heading.title == "now"), None)
+    for title, section in (("Owed", owed), ("Now", now)):
+        if section is None:
+            result.add(
+                "spec-section-missing",
+                f"no `{title}` section (a heading `## {title}`, numbered or not)",
+                path=path,
+            )
+    if owed is not None:
+        heading_lines = {h.line for h in doc.headings}
+        prose = doc.prose()
+        for line_no in range(owed.start, owed.end + 1):
+            if line_no in heading_lines:
+                continue
+            for issue, _ in citations(prose[line_no - 1]):
+                cited.append((path, line_no, issue))
+    blocks, problems = evidence.scan_blocks("\n".join(lines) + "\n")
+    for problem in problems:
+        result.add("spec-evidence-malformed", problem.message, path=path, line=problem.line)
+    for block in blocks:
+        if now is None or not now.start <= block.start <= now.end:
+            result.add(
+                "spec-evidence-malformed",
+                f"the block of plan {block.plan!r} lies outside the `Now` section",
+                path=path,
+                line=block.start,
+            )
+    spec.blocks = blocks
+    return spec
+
+
+def _judge_citations(
+    ctx: Context, result: GateResult, cited: list[tuple[str, int, int]], where_now: str
+) -> None:
+    """An issue cited under `Owed` must be a row of the issue index."""
+    index_path, keys = _index_keys(ctx)
+    unknown: dict[tuple[str, int], list[int]] = {}  # (spec, issue) -> lines citing it
+    for path, line_no, issue in cited:
+        if keys is None or issue not in keys:
+            unknown.setdefault((path, issue), []).append(line_no)
+    for (path, issue), at in unknown.items():
+        times = f" ({len(at)} citations, the first here)" if len(at) > 1 else ""
+        where = (
+            f"there is no issue index ({index_path} does not exist in {where_now})"
+            if keys is None
+            else f"it is not a row of {index_path}"
+        )
+        result.add(
+            "spec-owed-unknown",
+            f"#{issue} is cited under `Owed` but {where}{times}",
+            path=path,
+            line=at[0],
+        )

@@ -9,18 +9,19 @@ shows). Merge commits -- two or more parents -- are skipped; the subject text ne
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from tools.commit_messages import (
     Emit,
     emitter,
+    enabled_messages,
     exceptions,
     fixup_left_out,
     left_out_skip,
     marker_lines,
-    messages,
 )
-from tools.context import RANGE_EMPTY, Context
+from tools.config_model import StyleConfig
+from tools.context import Context
+from tools.gates.commit_range import RANGE_EMPTY
 from tools.report import GateResult, Rule, Severity, declare
 from tools.trailers import SPACE, find_block, is_blank, split_lines
 
@@ -52,28 +53,27 @@ def subject_of(lines: list[str]) -> tuple[str, int] | None:
     return " ".join(line.strip(SPACE) for line in lines[start:end]), start + 1
 
 
-def judge(text: str, cfg: dict[str, Any], marker: str | None, emit: Emit) -> None:
+def judge(text: str, cfg: StyleConfig, marker: str | None, emit: Emit) -> None:
     """File every style finding of one message through ``emit``."""
     lines = split_lines(text)
     found = subject_of(lines)
     if found is None:
-        if cfg["require_body"]:
+        if cfg.require_body:
             emit("body-missing", "the message is empty: no subject and no body", None)
         return
     subject, line = found
     if subject.endswith("."):
         emit("subject-period", f"the subject ends with a period: {subject!r}", line)
-    if len(subject) > cfg["subject_max"]:
+    if len(subject) > cfg.subject_max:
         emit(
             "subject-length",
-            f"the subject is {len(subject)} characters, over style.subject_max "
-            f"({cfg['subject_max']})",
+            f"the subject is {len(subject)} characters, over style.subject_max ({cfg.subject_max})",
             line,
         )
-    pattern = cfg["subject_pattern"]
+    pattern = cfg.subject_pattern
     if pattern is not None and not re.search(pattern, subject):
         emit("subject-pattern", f"the subject {subject!r} does not match {pattern!r}", line)
-    if cfg["require_body"]:
+    if cfg.require_body:
         _body(lines, text, line, marker, emit)
 
 
@@ -99,22 +99,22 @@ def _body(lines: list[str], text: str, subject_line: int, marker: str | None, em
 
 def run(ctx: Context) -> GateResult:
     result = GateResult(NAME)
-    cfg = ctx.config["style"]
-    if not cfg["enabled"]:
-        return result.skip("disabled in config")
-    subjects = messages(ctx, result)
+    cfg = ctx.config.style
+    subjects = enabled_messages(ctx, result, cfg.enabled)
+    if subjects is None:
+        return result
     debt = exceptions(ctx, subjects)
-    marker = ctx.config["trailers"]["marker"]
+    marker = ctx.config.trailers.marker
 
     def severity(rule: str) -> Severity | None:
-        return cfg["subject_length"] if rule == "subject-length" else None
+        return cfg.subject_length if rule == "subject-length" else None
 
     skipped = judged = 0
     for subject in subjects:
         if subject.is_merge:
             skipped += 1
             continue
-        if fixup_left_out(subject, ctx.config["trailers"]["fixups"]):
+        if fixup_left_out(subject, ctx.config.trailers.fixups):
             continue
         judged += 1
         judge(subject.text, cfg, marker, emitter(result, subject, debt, severity))

@@ -8,22 +8,23 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Any
 
 from tools.commit_messages import (
     Emit,
     config_where,
     emitter,
+    enabled_messages,
     exceptions,
     fixup_left_out,
     fixup_subject,
     is_own_paragraph,
     left_out_skip,
     marker_lines,
-    messages,
 )
-from tools.context import RANGE_EMPTY, Context
+from tools.config_model import TrailersConfig
+from tools.context import Context
 from tools.errors import UsageError
+from tools.gates.commit_range import RANGE_EMPTY
 from tools.git import Commit
 from tools.report import GateResult, Rule, declare
 from tools.trailers import SPACE, Block, Trailer, find_block, is_blank, split_lines
@@ -72,7 +73,7 @@ _ID_REST = _ID_FIRST | frozenset("_.-")
 
 def strict_commits(ctx: Context, commits: list[Commit]) -> set[str] | None:
     """The judged commits that are the cutover or its descendants; None: no cutover set."""
-    ref = ctx.config["trailers"]["cutover"]
+    ref = ctx.config.trailers.cutover
     if ref is None:
         return None
     cut = ctx.git.resolve(ref)
@@ -220,14 +221,14 @@ def assisted_by_ok(value: str) -> bool:
 
 def judge(
     text: str,
-    cfg: dict[str, Any],
+    cfg: TrailersConfig,
     emit: Emit,
     *,
     strict: bool = True,
     filled: bool = False,
 ) -> None:
     """File every trailer-contract finding of one message through ``emit``."""
-    marker = cfg["marker"]
+    marker = cfg.marker
     lines = split_lines(text)
     if all(is_blank(line) for line in lines):
         if strict:
@@ -237,23 +238,23 @@ def judge(
         return
     glued: int | None = None
     if marker is not None:
-        if cfg["marker_placement"] == "line":
+        if cfg.marker_placement == "line":
             glued = _marker_line(lines, text, marker, emit, strict=strict)
         else:
             _marker(lines, text, marker, emit, strict=strict)
     if not strict:
         return
     if "---" in text:
-        for line in framing_lines(text):
+        for line_no in framing_lines(text):
             emit(
                 "framing",
                 "a `---` line is git's patch divider: `git am` drops it and everything below",
-                line,
+                line_no,
             )
     block = find_block(text) if glued is None else _block_without(lines, glued)
     _required(lines, block, cfg, emit)
-    if cfg["assisted_by"]:
-        _assisted_by(block, cfg["assisted_by_format"], emit)
+    if cfg.assisted_by:
+        _assisted_by(block, cfg.assisted_by_format, emit)
     _authorship(block, cfg, emit)
     if filled:
         for n, line in enumerate(lines, start=1):
@@ -324,8 +325,8 @@ def _block_without(lines: list[str], drop: int) -> Block:
     return Block(moved, back(block.start), back(block.end), block.squash)
 
 
-def _required(lines: list[str], block: Block, cfg: dict[str, Any], emit: Emit) -> None:
-    for key, allowed in cfg["required"].items():
+def _required(lines: list[str], block: Block, cfg: TrailersConfig, emit: Emit) -> None:
+    for key, allowed in cfg.required.items():
         found = block.get(key)
         if not found:
             emit(
@@ -411,8 +412,8 @@ def _identity_words(identities: tuple[str, ...]) -> list[list[str]]:
     return [w for w in (words(i) for i in identities) if w]
 
 
-def _authorship(block: Block, cfg: dict[str, Any], emit: Emit) -> None:
-    identities = _identity_words(tuple(cfg["ai_identities"]))
+def _authorship(block: Block, cfg: TrailersConfig, emit: Emit) -> None:
+    identities = _identity_words(cfg.ai_identities)
     names = sorted({p for t in block.get(ASSISTED_BY) for p in assisted_by_parts(t.value)})
     named = [(p, w) for p in names if (w := words(p))]
     people: list[Trailer] = block.get(SIGNED_OFF_BY) + block.get(CO_AUTHORED_BY)
@@ -461,22 +462,22 @@ def _merge_hint(emit: Emit) -> Emit:
 
 def run(ctx: Context) -> GateResult:
     result = GateResult(NAME)
-    cfg = ctx.config["trailers"]
-    if not cfg["enabled"]:
-        return result.skip("disabled in config")
-    subjects = messages(ctx, result)
+    cfg = ctx.config.trailers
+    subjects = enabled_messages(ctx, result, cfg.enabled)
+    if subjects is None:
+        return result
     strict_set = strict_commits(ctx, [s.commit for s in subjects if s.commit is not None])
     debt = exceptions(ctx, subjects)
-    filled = bool(ctx.opts.extra.get("filled"))
+    filled = ctx.opts.filled
     skipped = lenient = judged = fixups = 0
     for subject in subjects:
-        if subject.is_merge and cfg["merges"] == "skip":
+        if subject.is_merge and cfg.merges == "skip":
             skipped += 1
             continue
-        if fixup_left_out(subject, cfg["fixups"]):
+        if fixup_left_out(subject, cfg.fixups):
             fixups += 1
             if subject.commit is not None:
-                _fixup_pending(result, subject.commit, cfg["fixups"])
+                _fixup_pending(result, subject.commit, cfg.fixups)
             continue
         judged += 1
         # The message about to be committed is always judged strictly: the cutover

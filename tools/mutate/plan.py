@@ -115,8 +115,8 @@ def check_inside(root: Path, rel: str, where: str) -> Path:
 
 def load(git: Git, plan_path: Path) -> Plan:
     """Read, validate and resolve the plan file ``plan_path``."""
-    from tools.config import parse_yaml
     from tools.schema import validate_against
+    from tools.yaml_files import parse_yaml
 
     root = git.root
     rel = repo_relative(plan_path, root, "the plan")
@@ -269,7 +269,7 @@ def _expect(data: dict[str, Any], arms: list[Arm], src: str) -> dict[str, str]:
 
 def _spec(data: dict[str, Any], root: Path, src: str) -> str | None:
     """``spec``: the spec whose ``Now`` section gets the table, an existing file."""
-    from tools.config import is_repo_relative
+    from tools.repo_paths import is_repo_relative
 
     spec_rel: str | None = data.get("spec")
     if spec_rel is not None:

@@ -14,6 +14,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from tools.config_model import ProtocolConfig
 from tools.errors import UsageError
 
 
@@ -162,8 +163,8 @@ class RepoOps:
         return fn
 
 
-def ledger_path(config: dict[str, Any], root: Path) -> Path:
-    return root / str(config["ledger"]["path"])
+def ledger_path(config: ProtocolConfig, root: Path) -> Path:
+    return root / config.ledger.path
 
 
 def append_record(

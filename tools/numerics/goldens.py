@@ -19,7 +19,7 @@ from typing import Any
 import torch
 import yaml
 
-from tools.config import read_yaml
+from tools.config_model import ProtocolConfig
 from tools.errors import UsageError
 from tools.fsio import refuse_links, write_atomic
 from tools.numerics import tensors
@@ -27,6 +27,7 @@ from tools.numerics.common import RepoOps, display, fmt, sha256_bytes, sha256_fi
 from tools.numerics.tensors import DTYPES, Comparison, Tolerance
 from tools.report import GateResult, Rule, declare
 from tools.schema import validate_against
+from tools.yaml_files import read_yaml
 
 NAME = "golden"
 MANIFEST = "manifest.yaml"
@@ -226,8 +227,8 @@ def variants_of(fn: Callable[..., Any]) -> tuple[str, ...]:
     return tuple(str(n) for n in names) if isinstance(names, (tuple, list)) else ()
 
 
-def goldens_dir(config: dict[str, Any], root: Path) -> Path:
-    return root / str(config["goldens"]["dir"])
+def goldens_dir(config: ProtocolConfig, root: Path) -> Path:
+    return root / config.goldens.dir
 
 
 def case_dirs(base: Path, names: list[str], root: Path) -> list[Path]:
@@ -415,7 +416,7 @@ def check_case(case: Case, root: Path, result: GateResult, ops: RepoOps) -> dict
     return stats
 
 
-def check(config: dict[str, Any], root: Path, names: list[str]) -> GateResult:
+def check(config: ProtocolConfig, root: Path, names: list[str]) -> GateResult:
     result = GateResult(NAME)
     base = goldens_dir(config, root)
     if not base.is_dir():
@@ -437,7 +438,7 @@ def check(config: dict[str, Any], root: Path, names: list[str]) -> GateResult:
 
 
 # -- explain ----------------------------------------------------------------------------------
-def explain(config: dict[str, Any], root: Path, name: str) -> tuple[GateResult, list[Evaluation]]:
+def explain(config: ProtocolConfig, root: Path, name: str) -> tuple[GateResult, list[Evaluation]]:
     """Evaluate every registered variant of the case's op against its golden."""
     result = GateResult(NAME)
     case_dir = case_dirs(goldens_dir(config, root), [name], root)[0]
@@ -527,7 +528,7 @@ def _generate(spec: TensorSpec, gen: torch.Generator) -> torch.Tensor:
     return base.to(torch.float32).to(torch_dtype)
 
 
-def capture(config: dict[str, Any], root: Path, name: str, *, force: bool) -> dict[str, Any]:
+def capture(config: ProtocolConfig, root: Path, name: str, *, force: bool) -> dict[str, Any]:
     """(Re)generate a case from its seed; returns the ledger payload. Refuses to overwrite."""
     case_dir = case_dirs(goldens_dir(config, root), [name], root)[0]
     case = load_case(case_dir, root, recipe=True)

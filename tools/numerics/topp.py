@@ -24,12 +24,12 @@ from typing import Any
 import numpy as np
 import torch
 
-from tools.config import read_yaml
 from tools.errors import UsageError
 from tools.numerics.common import RepoOps, num, sha256_bytes
 from tools.numerics.tensors import cpu_capability, load_npy
 from tools.report import GateResult, Rule, declare
 from tools.schema import validate_against
+from tools.yaml_files import read_yaml
 
 NAME = "topp-count"
 RULES = declare(

@@ -14,7 +14,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from tools.config import is_repo_relative
+from tools.config_model import (
+    BucketConfig,
+    MarkdownRatchetConfig,
+    ProtocolConfig,
+    RatchetConfig,
+)
 from tools.errors import UsageError
 from tools.git import GitError, decode
 from tools.globs import Globs
@@ -30,6 +35,7 @@ from tools.ratchets.pattern import (
     required,
 )
 from tools.ratchets.tree import Tree
+from tools.repo_paths import is_repo_relative
 
 _TAG_ISSUE = re.compile(r"#?([0-9]+)")
 
@@ -126,27 +132,15 @@ def _globs(value: Any, where: str, default: list[str]) -> Globs:
     return Globs(globs)
 
 
-def _bucket(name: str, value: Any, where: str) -> Bucket:
-    if isinstance(value, str):
-        value = {"regex": value}
-    if not isinstance(value, dict) or not isinstance(value.get("regex"), str):
-        raise UsageError(
-            "bad bucket", where=where, expected="a regex, or {regex, examples, counter_examples}"
-        )
-    pattern = value["regex"]
+def _bucket(name: str, value: BucketConfig, where: str) -> Bucket:
+    pattern = value.regex
     regex = compile_regex(pattern, f"{where}.regex")
-    lists: dict[str, list[str]] = {}
-    for key in ("examples", "counter_examples", "outside_guards"):
-        items = value.get(key) or []
-        if not isinstance(items, list) or not all(isinstance(x, str) for x in items):
-            raise UsageError("wrong type", where=f"{where}.{key}", expected="a list of strings")
-        lists[key] = list(items)
     guards = None
-    if "outside_guards" in value:
+    if value.outside_guards is not None:
         guards = GuardSet(
             [
                 compile_regex(p, f"{where}.outside_guards[{i}]")
-                for i, p in enumerate(lists["outside_guards"])
+                for i, p in enumerate(value.outside_guards)
             ]
         )
     return Bucket(
@@ -154,8 +148,8 @@ def _bucket(name: str, value: Any, where: str) -> Bucket:
         pattern,
         regex,
         required(pattern),
-        lists["examples"],
-        lists["counter_examples"],
+        list(value.examples),
+        list(value.counter_examples),
         guards,
     )
 
@@ -199,11 +193,11 @@ def _exempt_files(value: Any, where: str, buckets: list[str]) -> dict[str, dict[
 
 
 def load(
-    config: dict[str, Any], source: str | None, names: list[str] | None = None
+    config: ProtocolConfig, source: str | None, names: list[str] | None = None
 ) -> list[Ratchet]:
     """The ratchets of ``config`` (all, or those ``names`` names, in that order)."""
     src = source or "(default config)"
-    table = config.get("ratchets") or {}
+    table = config.ratchets
     if names:
         unknown = [n for n in names if n not in table]
         if unknown:
@@ -217,18 +211,15 @@ def load(
     return [_one(name, table[name], f"{src}: ratchets.{name}") for name in selected]
 
 
-def _one(name: str, cfg: Any, where: str) -> Ratchet:
-    if not isinstance(cfg, dict):
-        raise UsageError("wrong type", where=where, expected="a mapping")
-    base = cfg.get("baseline") or baseline_mod.default_path(name)
+def _one(name: str, cfg: RatchetConfig, where: str) -> Ratchet:
+    base = cfg.baseline or baseline_mod.default_path(name)
     if not is_repo_relative(base):
         raise UsageError(
             f"bad value {base!r}", where=f"{where}.baseline", expected="a repo-relative path"
         )
-    kind = cfg.get("kind")
-    if kind == "markdown":
-        path = cfg.get("path")
-        if not isinstance(path, str) or not is_repo_relative(path):
+    if isinstance(cfg, MarkdownRatchetConfig):
+        path = cfg.path
+        if not is_repo_relative(path):
             raise UsageError(
                 f"bad value {path!r}", where=f"{where}.path", expected="a repo-relative path"
             )
@@ -239,20 +230,16 @@ def _one(name: str, cfg: Any, where: str) -> Ratchet:
             where,
             list(md_kind.BUCKETS),
             path=path,
-            paragraph_max=int(cfg.get("paragraph_max") or md_kind.PARAGRAPH_MAX),
-            cell_max=int(cfg.get("cell_max") or md_kind.CELL_MAX),
+            paragraph_max=cfg.paragraph_max or md_kind.PARAGRAPH_MAX,
+            cell_max=cfg.cell_max or md_kind.CELL_MAX,
         )
-    if kind != "pattern":
-        raise UsageError(
-            f"bad value {kind!r}", where=f"{where}.kind", expected="pattern or markdown"
-        )
-    raw_buckets = cfg.get("buckets")
-    if not isinstance(raw_buckets, dict) or not raw_buckets:
+    raw_buckets = cfg.buckets
+    if not raw_buckets:
         raise UsageError("no buckets", where=f"{where}.buckets", expected="at least one bucket")
     buckets = [_bucket(str(b), v, f"{where}.buckets.{b}") for b, v in raw_buckets.items()]
     marker = None
-    if cfg.get("allow_marker"):
-        pattern = cfg["allow_marker"]
+    if cfg.allow_marker:
+        pattern = cfg.allow_marker
         regex = compile_regex(pattern, f"{where}.allow_marker")
         if "tag" not in regex.groupindex:
             raise UsageError(
@@ -261,7 +248,7 @@ def _one(name: str, cfg: Any, where: str) -> Ratchet:
                 expected="a regex with a group (?P<tag>…)",
             )
         marker = Marker(pattern, regex, required(pattern))
-    strip = cfg.get("strip")
+    strip = cfg.strip
     if strip not in (None, "c"):
         raise UsageError(f"bad value {strip!r}", where=f"{where}.strip", expected="'c' or null")
     for b in buckets:
@@ -278,10 +265,10 @@ def _one(name: str, cfg: Any, where: str) -> Ratchet:
         base,
         where,
         names,
-        include=_globs(cfg.get("include"), f"{where}.include", ["**"]),
-        exclude=_globs(cfg.get("exclude"), f"{where}.exclude", []),
+        include=_globs(cfg.include, f"{where}.include", ["**"]),
+        exclude=_globs(cfg.exclude, f"{where}.exclude", []),
         detector=Detector(buckets, marker, strip),
-        exempt_files=_exempt_files(cfg.get("exempt_files"), f"{where}.exempt_files", names),
+        exempt_files=_exempt_files(cfg.exempt_files, f"{where}.exempt_files", names),
     )
 
 

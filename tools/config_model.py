@@ -1,0 +1,317 @@
+"""The protocol config as typed, frozen values: one dataclass per section of
+``.agents/protocol.yaml``.
+
+:func:`protocol_config` builds them from the merged mapping once it has passed the JSON Schema
+(``tools/data/protocol.schema.json``, the contract and the source of
+docs/config-reference.md); nothing here validates again. Lists become tuples; a key the
+schema lets the user leave out gets the default its description names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, TypeAlias
+
+RuleLevel: TypeAlias = Literal["off", "info", "warning", "error"]
+# A bucket's exemption per file: how many of its first sites, or "*" for all.
+Allowance: TypeAlias = "int | Literal['*']"
+StateColumn: TypeAlias = "str | int | None"
+
+
+@dataclass(frozen=True)
+class TrailerException:
+    """A known (commit, rule) finding kept as debt."""
+
+    commit: str
+    rule: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class TrailersConfig:
+    enabled: bool
+    marker: str | None
+    marker_placement: Literal["paragraph", "line"]
+    assisted_by_format: str | None
+    required: Mapping[str, tuple[str, ...]]  # trailer key -> its allowed values
+    assisted_by: bool
+    ai_identities: tuple[str, ...]
+    merges: Literal["check", "skip"]
+    fixups: Literal["allow", "check"]
+    cutover: str | None
+    exceptions: tuple[TrailerException, ...]
+
+
+@dataclass(frozen=True)
+class StyleConfig:
+    enabled: bool
+    subject_max: int
+    subject_length: Literal["warning", "error"]
+    subject_pattern: str | None
+    require_body: bool
+
+
+@dataclass(frozen=True)
+class RowMoveTrigger:
+    """``docs.rules[].when_row_moves``: a row of ``matrix`` moving into one of ``to``."""
+
+    matrix: str
+    to: tuple[str, ...]
+    states: tuple[str, ...]  # empty: those of the spec_now entries on the same matrix
+    key_column: int
+    state_column: StateColumn
+
+
+@dataclass(frozen=True)
+class CheckpointRule:
+    """``docs.rules[]``: a change to some paths needs a change to others in the same commit."""
+
+    name: str
+    when_changed: tuple[str, ...]
+    require_changed: tuple[str, ...]
+    when_row_moves: RowMoveTrigger | None
+    when_added_line: str | None
+    renames: bool
+    message: str | None
+
+
+@dataclass(frozen=True)
+class StatusMatrix:
+    """``docs.spec_now[]``: a matrix whose rows' state changes need their spec's Now."""
+
+    matrix: str
+    spec_link: str
+    states: tuple[str, ...]
+    key_column: int
+    state_column: StateColumn
+
+
+@dataclass(frozen=True)
+class DocsConfig:
+    rules: tuple[CheckpointRule, ...]
+    spec_now: tuple[StatusMatrix, ...]
+
+
+@dataclass(frozen=True)
+class BucketConfig:
+    regex: str
+    examples: tuple[str, ...]
+    counter_examples: tuple[str, ...]
+    outside_guards: tuple[str, ...] | None  # None: the key is absent
+
+
+@dataclass(frozen=True)
+class PatternRatchetConfig:
+    buckets: Mapping[str, BucketConfig]
+    include: tuple[str, ...] | None  # None: every tracked file
+    exclude: tuple[str, ...] | None  # None: none
+    strip: Literal["c"] | None
+    exempt_files: Mapping[str, Mapping[str, Allowance]]  # path -> bucket -> allowance
+    allow_marker: str | None
+    baseline: str | None  # None: .agents/baselines/<name>.json
+    kind: Literal["pattern"] = "pattern"
+
+
+@dataclass(frozen=True)
+class MarkdownRatchetConfig:
+    path: str
+    paragraph_max: int | None  # None: the kind's default
+    cell_max: int | None
+    baseline: str | None
+    kind: Literal["markdown"] = "markdown"
+
+
+RatchetConfig: TypeAlias = "PatternRatchetConfig | MarkdownRatchetConfig"
+
+
+@dataclass(frozen=True)
+class NowConfig:
+    path: str
+    headings: tuple[str, ...]
+    max_lines: int
+    max_entry: int
+    max_age_days: int | None
+
+
+@dataclass(frozen=True)
+class LinksConfig:
+    paths: tuple[str, ...]
+    exclude: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class FileConfig:
+    """A section that names one repo-relative file (``index``, ``ledger``)."""
+
+    path: str
+
+
+@dataclass(frozen=True)
+class FolderConfig:
+    """A section that names one repo-relative folder (``specs``, ``goldens``)."""
+
+    dir: str
+
+
+@dataclass(frozen=True)
+class PreflightConfig:
+    gates: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ProtocolConfig:
+    """The effective config, every section filled."""
+
+    base: str
+    preflight: PreflightConfig
+    rules: Mapping[str, RuleLevel]  # rule id -> its configured level (YAML's false: "off")
+    index: FileConfig
+    ledger: FileConfig
+    trailers: TrailersConfig
+    style: StyleConfig
+    docs: DocsConfig
+    ratchets: Mapping[str, RatchetConfig]
+    now: NowConfig
+    specs: FolderConfig
+    links: LinksConfig
+    goldens: FolderConfig
+
+
+def _strings(value: Any) -> tuple[str, ...]:
+    return tuple(value or ())
+
+
+def _optional_strings(value: Any) -> tuple[str, ...] | None:
+    return None if value is None else tuple(value)
+
+
+def _trailers(data: Mapping[str, Any]) -> TrailersConfig:
+    return TrailersConfig(
+        enabled=data["enabled"],
+        marker=data["marker"],
+        marker_placement=data["marker_placement"],
+        assisted_by_format=data["assisted_by_format"],
+        required={key: tuple(values) for key, values in data["required"].items()},
+        assisted_by=data["assisted_by"],
+        ai_identities=_strings(data["ai_identities"]),
+        merges=data["merges"],
+        fixups=data["fixups"],
+        cutover=data["cutover"],
+        exceptions=tuple(
+            TrailerException(e["commit"], e["rule"], e["reason"]) for e in data["exceptions"]
+        ),
+    )
+
+
+def _style(data: Mapping[str, Any]) -> StyleConfig:
+    return StyleConfig(
+        enabled=data["enabled"],
+        subject_max=data["subject_max"],
+        subject_length=data["subject_length"],
+        subject_pattern=data["subject_pattern"],
+        require_body=data["require_body"],
+    )
+
+
+def _checkpoint(data: Mapping[str, Any]) -> CheckpointRule:
+    moves = data.get("when_row_moves")
+    trigger = None
+    if moves is not None:
+        trigger = RowMoveTrigger(
+            matrix=moves["matrix"],
+            to=_strings(moves["to"]),
+            states=_strings(moves.get("states")),
+            key_column=moves.get("key_column", 1),
+            state_column=moves.get("state_column"),
+        )
+    return CheckpointRule(
+        name=data["name"],
+        when_changed=_strings(data.get("when_changed")),
+        require_changed=_strings(data["require_changed"]),
+        when_row_moves=trigger,
+        when_added_line=data.get("when_added_line"),
+        renames=bool(data.get("renames", False)),
+        message=data.get("message"),
+    )
+
+
+def _status_matrix(data: Mapping[str, Any]) -> StatusMatrix:
+    return StatusMatrix(
+        matrix=data["matrix"],
+        spec_link=data["spec_link"],
+        states=_strings(data["states"]),
+        key_column=data.get("key_column", 1),
+        state_column=data.get("state_column"),
+    )
+
+
+def _bucket(data: str | Mapping[str, Any]) -> BucketConfig:
+    if isinstance(data, str):
+        return BucketConfig(data, (), (), None)
+    return BucketConfig(
+        regex=data["regex"],
+        examples=_strings(data.get("examples")),
+        counter_examples=_strings(data.get("counter_examples")),
+        outside_guards=_optional_strings(data.get("outside_guards")),
+    )
+
+
+def _ratchet(data: Mapping[str, Any]) -> RatchetConfig:
+    if data["kind"] == "markdown":
+        return MarkdownRatchetConfig(
+            path=data["path"],
+            paragraph_max=data.get("paragraph_max"),
+            cell_max=data.get("cell_max"),
+            baseline=data.get("baseline"),
+        )
+    return PatternRatchetConfig(
+        buckets={name: _bucket(b) for name, b in data["buckets"].items()},
+        include=_optional_strings(data.get("include")),
+        exclude=_optional_strings(data.get("exclude")),
+        strip=data.get("strip"),
+        exempt_files={
+            path: dict(allowances) for path, allowances in (data.get("exempt_files") or {}).items()
+        },
+        allow_marker=data.get("allow_marker"),
+        baseline=data.get("baseline"),
+    )
+
+
+# YAML 1.1 reads a bare ``off`` as false: that is ``off`` too.
+_LEVELS: dict[object, RuleLevel] = {
+    False: "off",
+    "off": "off",
+    "info": "info",
+    "warning": "warning",
+    "error": "error",
+}
+
+
+def protocol_config(data: Mapping[str, Any]) -> ProtocolConfig:
+    """The typed config of a merged mapping that passed the schema (defaults filled in)."""
+    docs = data["docs"]
+    return ProtocolConfig(
+        base=data["base"],
+        preflight=PreflightConfig(_strings(data["preflight"]["gates"])),
+        rules={rule: _LEVELS[level] for rule, level in (data.get("rules") or {}).items()},
+        index=FileConfig(data["index"]["path"]),
+        ledger=FileConfig(data["ledger"]["path"]),
+        trailers=_trailers(data["trailers"]),
+        style=_style(data["style"]),
+        docs=DocsConfig(
+            rules=tuple(_checkpoint(r) for r in docs["rules"]),
+            spec_now=tuple(_status_matrix(e) for e in docs["spec_now"]),
+        ),
+        ratchets={name: _ratchet(r) for name, r in (data.get("ratchets") or {}).items()},
+        now=NowConfig(
+            path=data["now"]["path"],
+            headings=_strings(data["now"]["headings"]),
+            max_lines=data["now"]["max_lines"],
+            max_entry=data["now"]["max_entry"],
+            max_age_days=data["now"]["max_age_days"],
+        ),
+        specs=FolderConfig(data["specs"]["dir"]),
+        links=LinksConfig(_strings(data["links"]["paths"]), _strings(data["links"]["exclude"])),
+        goldens=FolderConfig(data["goldens"]["dir"]),
+    )

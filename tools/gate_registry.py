@@ -1,0 +1,45 @@
+"""The gate registry as data: gate name -> the module that declares its rules and runs it.
+
+Names only, no imports: the gates package and the severities (which need every gate's rule
+ids) both read it, and a gate module is imported only when it is used.
+"""
+
+from __future__ import annotations
+
+# Every gate of the product, in preflight order. A gate that has not landed yet maps to None:
+# preflight reports it as a skip with that reason, never as a pass.
+GATES: dict[str, str | None] = {
+    "conflicts": "tools.gates.conflicts",
+    "index": "tools.gates.index",
+    "trailers": "tools.gates.trailers",
+    "style": "tools.gates.style",
+    "docs": "tools.gates.docs",
+    "ratchet": "tools.gates.ratchet",
+    "now": "tools.gates.now",
+    "spec": "tools.gates.spec",
+    "links": "tools.gates.links",
+    "ledger": "tools.gates.ledger",
+    "merges": "tools.gates.merges",
+}
+
+
+# Gates that are commands of their own, never run by preflight (torch: imported on use).
+COMMAND_GATES: dict[str, str] = {
+    "golden": "tools.numerics.goldens",
+    "grid-tie": "tools.numerics.gridtie",
+    "topp-count": "tools.numerics.topp",
+}
+
+
+# Pseudo-gates: reported by preflight and the hooks, never selected with --gate.
+PSEUDO_GATES: dict[str, str] = {
+    "preflight": "tools.gates.inplace_pending",
+    "protocol": "tools.gates.protocol",
+    "baseline": "tools.gates.baseline",
+}
+
+
+def all_modules() -> dict[str, str]:
+    """Every built gate's module: preflight's, the pseudo-gates' and the command gates'."""
+    built = {name: target for name, target in GATES.items() if target}
+    return {**built, **PSEUDO_GATES, **COMMAND_GATES}
