@@ -18,7 +18,7 @@ GATES: dict[str, str | None] = {
     "now": "tools.gates.now",
     "spec": "tools.gates.spec",
     "links": "tools.gates.links",
-    "ledger": "tools.gates.ledger",
+    "ledger": "tools.gates.ledger_gate",
     "merges": "tools.gates.merges",
 }
 
