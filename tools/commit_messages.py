@@ -100,13 +100,13 @@ def read_message_file(ctx: Context) -> bytes:
     return cache.message_bytes
 
 
-def enabled_messages(ctx: Context, result: GateResult, enabled: bool) -> list[Subject] | None:
-    """The messages a commit gate judges; None, with ``result`` a skip, when the config
-    disables the gate."""
+def open_gate(ctx: Context, gate: str, enabled: bool) -> tuple[GateResult, list[Subject] | None]:
+    """A commit gate's result and the messages it judges; None, the result a skip, when the
+    config disables the gate."""
+    result = GateResult(gate)
     if not enabled:
-        result.skip("disabled in config")
-        return None
-    return messages(ctx, result)
+        return result.skip("disabled in config"), None
+    return result, messages(ctx, result)
 
 
 def messages(ctx: Context, result: GateResult) -> list[Subject]:

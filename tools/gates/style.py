@@ -13,11 +13,11 @@ import re
 from tools.commit_messages import (
     Emit,
     emitter,
-    enabled_messages,
     exceptions,
     fixup_left_out,
     left_out_skip,
     marker_lines,
+    open_gate,
 )
 from tools.config_model import StyleConfig
 from tools.context import Context
@@ -98,9 +98,8 @@ def _body(lines: list[str], text: str, subject_line: int, marker: str | None, em
 
 
 def run(ctx: Context) -> GateResult:
-    result = GateResult(NAME)
     cfg = ctx.config.style
-    subjects = enabled_messages(ctx, result, cfg.enabled)
+    result, subjects = open_gate(ctx, NAME, cfg.enabled)
     if subjects is None:
         return result
     debt = exceptions(ctx, subjects)

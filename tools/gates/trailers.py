@@ -13,13 +13,13 @@ from tools.commit_messages import (
     Emit,
     config_where,
     emitter,
-    enabled_messages,
     exceptions,
     fixup_left_out,
     fixup_subject,
     is_own_paragraph,
     left_out_skip,
     marker_lines,
+    open_gate,
 )
 from tools.config_model import TrailersConfig
 from tools.context import Context
@@ -461,9 +461,8 @@ def _merge_hint(emit: Emit) -> Emit:
 
 
 def run(ctx: Context) -> GateResult:
-    result = GateResult(NAME)
     cfg = ctx.config.trailers
-    subjects = enabled_messages(ctx, result, cfg.enabled)
+    result, subjects = open_gate(ctx, NAME, cfg.enabled)
     if subjects is None:
         return result
     strict_set = strict_commits(ctx, [s.commit for s in subjects if s.commit is not None])
