@@ -1,6 +1,7 @@
 """Print docs/rules.md from the rule registry: every rule id, its gate, default severity and
 summary, as declared next to the code that fires it; then, per rule, an example message and
-its fix, from docs/rule-notes.yaml.
+its fix, declared with the rule (``Rule(..., example=, fix=)``) or, for the gates that keep
+them apart, in docs/rule-notes.yaml.
 
     python scripts/rules_doc.py > docs/rules.md
 
@@ -81,13 +82,27 @@ def load_notes(path: Path = NOTES) -> dict[str, dict[str, str]]:
     return data
 
 
+def code_notes() -> dict[str, dict[str, str]]:
+    """rule id -> {"example", "fix"} of every imported rule declared with both; a rule with
+    one of them alone is refused (ValueError)."""
+    out: dict[str, dict[str, str]] = {}
+    for gate, rules in declared().items():
+        for rule in rules.values():
+            if bool(rule.example.strip()) != bool(rule.fix.strip()):
+                raise ValueError(f"{gate}: {rule.id}: a rule declares both `example` and `fix`")
+            if rule.example.strip():
+                out[rule.id] = {"example": rule.example, "fix": rule.fix}
+    return out
+
+
 def check_notes(
     notes: dict[str, Any], rule_ids: set[str], elsewhere: frozenset[str] = frozenset()
 ) -> list[str]:
     """What keeps the notes and the registry apart: a declared rule without a note, a note
     whose rule no gate declares (``elsewhere``: ids declared by gates not imported here)."""
     problems = [
-        f"{r}: declared, but rule-notes.yaml has no note" for r in sorted(rule_ids - set(notes))
+        f"{r}: declared, but neither its Rule nor rule-notes.yaml has a note"
+        for r in sorted(rule_ids - set(notes))
     ]
     problems += [
         f"{r}: rule-notes.yaml has a note, but no gate declares the rule"
@@ -138,7 +153,13 @@ def render(
                 (rule.id, gate, f"| {link} | {_where(gate)} | {rule.severity} | {summary} |")
             )
             by_rule.setdefault(rule.id, []).append((gate, rule))
-    problems = check_notes(notes, set(by_rule), elsewhere)
+    beside = code_notes()
+    problems = [
+        f"{r}: noted both beside its Rule and in rule-notes.yaml"
+        for r in sorted(set(beside) & set(notes))
+    ]
+    notes = {**notes, **beside}
+    problems += check_notes(notes, set(by_rule), elsewhere)
     if problems:
         raise ValueError("\n".join(problems))
     out = [HEAD, "".join(line + "\n" for _, _, line in sorted(rows)), NOTES_HEAD]

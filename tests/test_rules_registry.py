@@ -71,7 +71,7 @@ def test_docs_list_exactly_the_declared_rules(rules_doc) -> None:  # type: ignor
 
 def test_every_declared_rule_has_a_note_and_every_note_a_rule(rules_doc) -> None:  # type: ignore[no-untyped-def]
     _import_gates()
-    notes = rules_doc.load_notes()
+    notes = {**rules_doc.load_notes(), **rules_doc.code_notes()}
     ids = {rule for gate, rules in declared().items() for rule in rules}
     elsewhere: frozenset[str] = frozenset()
     if not HAVE_TORCH:  # the numerics rules, as the committed page lists them
@@ -82,9 +82,13 @@ def test_every_declared_rule_has_a_note_and_every_note_a_rule(rules_doc) -> None
 
 def test_a_missing_or_stray_note_stops_the_page(rules_doc, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     notes = rules_doc.load_notes()
-    missing = {k: v for k, v in notes.items() if k != "conflict-marker"}
-    with pytest.raises(ValueError, match="conflict-marker: declared, but rule-notes.yaml has no"):
-        rules_doc.render(missing, command_gates=HAVE_TORCH, elsewhere=_numerics(notes))
+    missing = rules_doc.check_notes({}, {"conflict-marker"})
+    assert missing == [
+        "conflict-marker: declared, but neither its Rule nor rule-notes.yaml has a note"
+    ]
+    twice = {**notes, "conflict-marker": {"example": "m", "fix": "f"}}
+    with pytest.raises(ValueError, match="conflict-marker: noted both beside its Rule and in"):
+        rules_doc.render(twice, command_gates=HAVE_TORCH, elsewhere=_numerics(notes))
     stray = {**notes, "no-such-rule": {"example": "m", "fix": "f"}}
     with pytest.raises(ValueError, match="no-such-rule: rule-notes.yaml has a note, but no gate"):
         rules_doc.render(stray, command_gates=HAVE_TORCH, elsewhere=_numerics(notes))

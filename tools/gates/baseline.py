@@ -23,16 +23,24 @@ from tools.fsio import refuse_links
 from tools.report import GateResult, Report, Rule, declare
 
 NAME = "baseline"
-RULES = declare(
-    NAME,
-    [
-        Rule(
-            "baseline-stale",
-            "error",
-            "a findings-baseline entry matches no finding any more: remove it in this change",
-        ),
-    ],
+BASELINE_STALE = Rule(
+    "baseline-stale",
+    "error",
+    "a findings-baseline entry matches no finding any more: remove it in this change",
+    example=(
+        "links/anchor-missing in docs/guide.md no longer fires (it said: "
+        "'#installing': no heading of docs/guide.md has the anchor #installing); "
+        "remove its entry in this change with `tools baseline write`"
+    ),
+    fix=(
+        "The debt was paid: run `tools baseline write` (it only removes entries that "
+        "match nothing any more) and commit the smaller "
+        "`.agents/baselines/findings.json` with the fix, so the baseline stays tight "
+        "and a later regression of the same kind is new, not debt."
+    ),
 )
+
+RULES = declare(NAME, [BASELINE_STALE])
 
 
 def judged_content(ctx: Context, path: str) -> bytes | None:
@@ -115,7 +123,7 @@ def apply(report: Report, ctx: Context) -> None:
     for entry in stale:
         where = f" in {entry.path}" if entry.path else ""
         result.add(
-            "baseline-stale",
+            BASELINE_STALE.id,
             f"{entry.gate}/{entry.rule}{where} no longer fires (it said: {entry.message}); "
             "remove its entry in this change with `tools baseline write`",
             path=fb.PATH,

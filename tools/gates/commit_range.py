@@ -7,7 +7,18 @@ from tools.context import Context
 from tools.git import Commit
 from tools.report import GateResult, Rule
 
-RANGE_EMPTY = Rule("range-empty", "info", "the range holds no commit of this branch")
+RANGE_EMPTY = Rule(
+    "range-empty",
+    "info",
+    "the range holds no commit of this branch",
+    example="no commits in main...HEAD: nothing of this branch to judge",
+    fix=(
+        "Nothing to fix: the branch has no commits of its own yet (a pass, with this "
+        "info finding). Under `--require-commits` it is an error; then check that "
+        "the CI job fetched enough history (`fetch-depth: 0`) and names the right "
+        "`--base`."
+    ),
+)
 
 
 def range_commits(ctx: Context, result: GateResult) -> list[Commit] | None:

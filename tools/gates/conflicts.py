@@ -12,13 +12,29 @@ from tools.errors import UsageError
 from tools.report import GateResult, Rule, declare
 
 NAME = "conflicts"
-RULES = declare(
-    NAME,
-    [
-        Rule("conflict-marker", "error", "a conflict marker at column 0 of a text file"),
-        Rule("conflict-unmerged", "error", "the index has an unmerged entry for the path"),
-    ],
+CONFLICT_MARKER = Rule(
+    "conflict-marker",
+    "error",
+    "a conflict marker at column 0 of a text file",
+    example="conflict marker <<<<<<< at column 0",
+    fix=(
+        "Finish the merge in that file: keep the intended text, delete the "
+        "`<<<<<<<`, `=======` and `>>>>>>>` lines, and stage the file again."
+    ),
 )
+
+CONFLICT_UNMERGED = Rule(
+    "conflict-unmerged",
+    "error",
+    "the index has an unmerged entry for the path",
+    example="unmerged: the conflict is not resolved (fix the file, then `git add` it)",
+    fix=(
+        "Resolve the conflict in the file and `git add` it, or abandon the operation "
+        "(`git merge --abort`, `git rebase --abort`, `git cherry-pick --abort`)."
+    ),
+)
+
+RULES = declare(NAME, [CONFLICT_MARKER, CONFLICT_UNMERGED])
 
 _OPEN, _CLOSE, _MID = b"<<<<<<< ", b">>>>>>> ", b"======="
 _BINARY_PROBE = 8192
@@ -68,7 +84,7 @@ def run(ctx: Context) -> GateResult:
     unmerged = git.unmerged_paths()
     for path in unmerged:
         result.add(
-            "conflict-unmerged",
+            CONFLICT_UNMERGED.id,
             "unmerged: the conflict is not resolved (fix the file, then `git add` it)",
             path=path,
         )
@@ -108,7 +124,7 @@ def run(ctx: Context) -> GateResult:
         examined += 1
         for line, marker in find_markers(data):
             result.add(
-                "conflict-marker",
+                CONFLICT_MARKER.id,
                 f"conflict marker {marker} at column 0",
                 path=path,
                 line=line,

@@ -28,33 +28,73 @@ from tools.globs import Globs
 from tools.report import GateResult, Rule, declare
 
 NAME = "docs"
+CHECKPOINT_MISSED = Rule(
+    "checkpoint-missed",
+    "error",
+    "a commit changed a path of a docs rule without changing a path the rule requires",
+    example=(
+        "rule 'calc-docs': src/calc.c changed without a change to any of docs/** in "
+        "the same commit: a change to src/ explains itself in docs/\n"
+        "rule 'status-page': in docs/roadmap.md, row '2a' of the table at line 13 "
+        "('| # | Item | State | Spec |') moved `OPEN` -> `CLAIMED` (into `CLAIMED`, "
+        "`GATING`), without a change to any of docs/STATUS.md in the same commit"
+    ),
+    fix=(
+        "Change one of the rule's `require_changed` paths in the same commit: amend "
+        "the commit, or squash the docs commit into it (`git rebase -i`). A later "
+        "commit does not discharge the obligation. A rule that fires on changes that "
+        "need no docs is narrowed with `when_added_line`."
+    ),
+)
+
+SPEC_NOW_MISSING = Rule(
+    "spec-now-missing",
+    "error",
+    (
+        "a lifecycle move on a matrix row without its spec, with a non-empty Now "
+        "section, in the same commit"
+    ),
+    example=(
+        "row 'attn' moved `planned` -> `done`: its spec specs/attn.md did not change "
+        "in the same commit"
+    ),
+    fix=(
+        "Change the row's spec in the same commit, with a `Now` section that says "
+        "what the move rests on; or make the row link its spec so `spec_link` finds "
+        "it. Amend or squash: a later commit does not discharge it."
+    ),
+)
+
+SPEC_LINK_MISSING = Rule(
+    "spec-link-missing",
+    "warning",
+    "a lifecycle move on a matrix row that links no spec",
+    example=(
+        "row 'norm' moved `planned` -> `done`: the row links no spec (spec_link "
+        "'\\\\]\\\\((?P<spec>[^)\\\\s]+)\\\\)' finds none), so no spec records the "
+        "move"
+    ),
+    fix=(
+        "Give the row a link to its spec (what `spec_link` finds), so the next move "
+        "has a spec to record its evidence in. Where every row must have one, make "
+        "the rule an error with `rules: {spec-link-missing: error}`."
+    ),
+)
+
+DOCS_ABSENT = Rule(
+    "docs-absent",
+    "info",
+    ("nothing to judge: no rule configured, or a matrix that exists neither at the base nor now"),
+    example="no docs.rules and no docs.spec_now configured",
+    fix=(
+        "Nothing to fix (an info finding). Configure `docs.rules` or `docs.spec_now` "
+        "to use the gate; a matrix named in the config that exists nowhere is "
+        "reported here until it is written or the key is corrected."
+    ),
+)
+
 RULES = declare(
-    NAME,
-    [
-        Rule(
-            "checkpoint-missed",
-            "error",
-            "a commit changed a path of a docs rule without changing a path the rule requires",
-        ),
-        Rule(
-            "spec-now-missing",
-            "error",
-            "a lifecycle move on a matrix row without its spec, with a non-empty Now section, "
-            "in the same commit",
-        ),
-        Rule(
-            "spec-link-missing",
-            "warning",
-            "a lifecycle move on a matrix row that links no spec",
-        ),
-        Rule(
-            "docs-absent",
-            "info",
-            "nothing to judge: no rule configured, or a matrix that exists neither at the base "
-            "nor now",
-        ),
-        RANGE_EMPTY,
-    ],
+    NAME, [CHECKPOINT_MISSED, SPEC_NOW_MISSING, SPEC_LINK_MISSING, DOCS_ABSENT, RANGE_EMPTY]
 )
 
 _SHOWN_PATHS = 20  # triggering paths named in one finding; the rest are counted
@@ -178,7 +218,7 @@ def _fire(
         if rule.message:
             message += f": {rule.message}"
         result.add(
-            "checkpoint-missed",
+            CHECKPOINT_MISSED.id,
             message,
             commit=step.commit,
             path=rule.rows.matrix,
@@ -194,7 +234,7 @@ def _fire(
     message += f" without a change to any of {requires} in {step.where}"
     if rule.message:
         message += f": {rule.message}"
-    result.add("checkpoint-missed", message, commit=step.commit, path=paths[0])
+    result.add(CHECKPOINT_MISSED.id, message, commit=step.commit, path=paths[0])
 
 
 def _added_matches(rule: _DocsRule, lines: list[bytes]) -> bool:
@@ -539,7 +579,7 @@ def _judge_spec_now(
         if touched or any(_exists(ctx, rev, matrix) for rev in ends):
             continue
         result.add(
-            "docs-absent",
+            DOCS_ABSENT.id,
             f"docs.spec_now[{k}].matrix: {matrix} exists neither at the base nor now; "
             "nothing to judge",
             path=matrix,
@@ -576,7 +616,7 @@ def run(ctx: Context) -> GateResult:
     cfg = ctx.config.docs
     rules = [_DocsRule.of(r, cfg.spec_now) for r in cfg.rules]
     if not rules and not cfg.spec_now:
-        result.add("docs-absent", "no docs.rules and no docs.spec_now configured")
+        result.add(DOCS_ABSENT.id, "no docs.rules and no docs.spec_now configured")
         return result
     if ctx.opts.staged:
         if ctx.git.in_merge():

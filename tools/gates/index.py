@@ -29,18 +29,126 @@ from tools.index_table import Row, Table
 from tools.report import GateResult, Rule, declare
 
 NAME = "index"
+ROW_REMOVED = Rule(
+    "row-removed",
+    "error",
+    "a row of the merge base is missing now",
+    example="row #2 (line 8 at the merge base) is missing",
+    fix="Restore the row: the index is append-only, and a row of the base stays.",
+)
+
+ROW_EDITED = Rule(
+    "row-edited",
+    "error",
+    "a row of the merge base has different text now",
+    example="row #2 changed since the merge base (line 8 there); rows are append-only",
+    fix=(
+        "Restore the row as it is at the merge base. The index is append-only: a "
+        "change of status or title is a new row at the end."
+    ),
+)
+
+ROW_INSERTED = Rule(
+    "row-inserted",
+    "error",
+    "an ordinary commit adds a row above its parent's last row",
+    example=(
+        "the commit adds row #9 above row #3 (line 10), which was already there: "
+        "append new rows at the tail"
+    ),
+    fix=(
+        "Move the new row to the end of the table (`tools index append` writes it "
+        "there), so that two branches' appends merge without a conflict."
+    ),
+)
+
+MERGE_LOST_ROW = Rule(
+    "merge-lost-row",
+    "error",
+    "a merge commit lacks or changed a row one parent had",
+    example="the merge lacks row #5 that parent d943333d2336 had (line 9 there)",
+    fix=(
+        "Redo the merge so that it keeps every row of both parents: register the "
+        "`agent-index` merge driver (`tools init`) or use git's `merge=union` for "
+        "the index, and resolve a conflict by keeping both rows."
+    ),
+)
+
+ROW_DUPLICATE = Rule(
+    "row-duplicate",
+    "error",
+    "an issue number appears twice",
+    example="issue #3 appears twice (first at line 9)",
+    fix=(
+        "Keep one row per issue number: if two branches added the same issue, keep "
+        "the first row; if they are different issues, give this branch's row a new "
+        "number."
+    ),
+)
+
+ROW_MALFORMED = Rule(
+    "row-malformed",
+    "error",
+    "a table line that is not a row",
+    example="3 cells, expected 4 (Issue | Row | Title | Kind); escape a pipe as \\|",
+    fix=(
+        "Write the line as `| #N | ROW | Title | Kind |` (`ROW` a row id or `—`; a "
+        "pipe inside a cell escaped as `\\|`), with no blank line inside the table. "
+        "`tools index append` writes well-formed rows."
+    ),
+)
+
+UNION_DUPLICATE = Rule(
+    "union-duplicate",
+    "error",
+    "the same issue number was added on both sides since M",
+    example=(
+        "issue #3 was added since the merge base both here and on main (line 9 "
+        "there, a different row): merging would carry it twice"
+    ),
+    fix=(
+        "Both sides added a row for the same issue number: if it is another issue, "
+        "give this branch's row a new number; if it is the same issue, drop this "
+        "branch's row."
+    ),
+)
+
+HEADER_CHANGED = Rule(
+    "header-changed",
+    "error",
+    "the preamble or the table header differs from the base",
+    example="the preamble or table header differs from the merge base (first at line 3)",
+    fix=(
+        "Restore the index's preamble and header as they are at the merge base (`git "
+        "show BASE:.agents/issue-index.md`); change them in a change of their own, "
+        "on the base branch, not in a branch that appends rows."
+    ),
+)
+
+INDEX_ABSENT = Rule(
+    "index-absent",
+    "info",
+    "no index file at the base nor now: nothing to judge",
+    example=".agents/issue-index.md exists neither at the merge base nor now",
+    fix=(
+        "Nothing to fix (an info finding). `tools init` writes the index's header "
+        "when `index` is among the preflight gates; `tools index append` creates the "
+        "file with its first row."
+    ),
+)
+
 RULES = declare(
     NAME,
     [
-        Rule("row-removed", "error", "a row of the merge base is missing now"),
-        Rule("row-edited", "error", "a row of the merge base has different text now"),
-        Rule("row-inserted", "error", "an ordinary commit adds a row above its parent's last row"),
-        Rule("merge-lost-row", "error", "a merge commit lacks or changed a row one parent had"),
-        Rule("row-duplicate", "error", "an issue number appears twice"),
-        Rule("row-malformed", "error", "a table line that is not a row"),
-        Rule("union-duplicate", "error", "the same issue number was added on both sides since M"),
-        Rule("header-changed", "error", "the preamble or the table header differs from the base"),
-        Rule("index-absent", "info", "no index file at the base nor now: nothing to judge"),
+        ROW_REMOVED,
+        ROW_EDITED,
+        ROW_INSERTED,
+        MERGE_LOST_ROW,
+        ROW_DUPLICATE,
+        ROW_MALFORMED,
+        UNION_DUPLICATE,
+        HEADER_CHANGED,
+        INDEX_ABSENT,
         RANGE_EMPTY,
     ],
 )
@@ -173,10 +281,10 @@ def _base_free(result: GateResult, path: str, now: Snapshot) -> None:
     table = now.table
     result.stats["rows"] = table.row_count
     for line, why in table.malformed:
-        result.add("row-malformed", why, path=path, line=line)
+        result.add(ROW_MALFORMED.id, why, path=path, line=line)
     for key, first, line in table.duplicates():
         result.add(
-            "row-duplicate",
+            ROW_DUPLICATE.id,
             f"issue #{key} appears twice (first at line {first})",
             path=path,
             line=line,
@@ -210,7 +318,7 @@ def _against_base(
     for loss in _losses(base.table, now.table):
         if loss.kind == "removed":
             result.add(
-                "row-removed",
+                ROW_REMOVED.id,
                 f"row #{loss.base.key} (line {loss.base.line} at {where}) is missing",
                 path=path,
             )
@@ -226,13 +334,13 @@ def _against_base(
                 f"row #{loss.base.key} moved: line {loss.base.line} at {where}, out of the "
                 "base's order now; rows keep their place"
             )
-        result.add("row-edited", msg, path=path, line=loss.now.line)
+        result.add(ROW_EDITED.id, msg, path=path, line=loss.now.line)
     old, new = base.table.frame, now.table.frame
     if old != new:
         pairs = zip(old, new, strict=False)
         diff = next((i for i, (a, b) in enumerate(pairs) if a != b), min(len(old), len(new)))
         result.add(
-            "header-changed",
+            HEADER_CHANGED.id,
             f"the preamble or table header differs from {where} (first at line {diff + 1})",
             path=path,
             line=diff + 1,
@@ -268,7 +376,7 @@ def _union_duplicates(
         other = theirs.pop(row.key)
         same = "the same row" if other.identity == row.identity else "a different row"
         result.add(
-            "union-duplicate",
+            UNION_DUPLICATE.id,
             f"issue #{row.key} was added since the merge base both here and on {ref} "
             f"(line {other.line} there, {same}): merging would carry it twice",
             path=path,
@@ -292,7 +400,7 @@ def _ordinary(
         return  # a pure append
     for row, anchor in _inserted(parent.table, child.table):
         result.add(
-            "row-inserted",
+            ROW_INSERTED.id,
             f"{what} adds row #{row.key} above row {_row_ref(anchor)} (line {anchor.line}), "
             "which was already there: append new rows at the tail",
             commit=commit,
@@ -351,7 +459,7 @@ def _merge(
         else:
             msg = f"the merge changed row #{loss.base.key} of parent {short}{there}"
             line = loss.now.line if loss.now else None
-        result.add("merge-lost-row", msg, commit=merge, path=path, line=line)
+        result.add(MERGE_LOST_ROW.id, msg, commit=merge, path=path, line=line)
 
 
 def _touches(commit: Commit, path: str, paths_read: bool) -> bool:
@@ -390,7 +498,7 @@ def _walk(
 
 # -- the gate -----------------------------------------------------------------------------------
 def _absent(result: GateResult, path: str, where: str) -> GateResult:
-    result.add("index-absent", f"{path} exists neither at {where} nor now", path=path)
+    result.add(INDEX_ABSENT.id, f"{path} exists neither at {where} nor now", path=path)
     return result
 
 
@@ -416,7 +524,7 @@ def run(ctx: Context) -> GateResult:
     commits = range_commits(ctx, result)
     if commits is None:  # no base: the base-free checks stand, the rest is a skip
         if not now.exists:
-            result.add("index-absent", f"{path} does not exist now", path=path)
+            result.add(INDEX_ABSENT.id, f"{path} does not exist now", path=path)
         return result
     sel = ctx.range
     # One reader for every commit's file: the merge base is often a walked commit's parent.

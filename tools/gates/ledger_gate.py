@@ -23,19 +23,99 @@ from tools.git import Commit
 from tools.report import GateResult, Rule, declare
 
 NAME = "ledger"
+LEDGER_MALFORMED = Rule(
+    ledger.RULE_MALFORMED,
+    "error",
+    "a line that is not a record (or a torn final line)",
+    example=(
+        "torn final line (71 bytes without a trailing newline): a writer stopped "
+        "mid-append; the next append moves it aside"
+    ),
+    fix=(
+        "A torn final line is moved to `<ledger>.torn` by the next append of any "
+        "`tools` command, or delete the partial line by hand. Any other malformed "
+        "line was written by hand: restore the ledger from git. Records are written "
+        "by `tools`, never typed."
+    ),
+)
+
+LEDGER_RECORD_TAMPERED = Rule(
+    ledger.RULE_TAMPERED,
+    "error",
+    "a record whose id does not recompute",
+    example=(
+        "record 7125e0a86e65… (attribution) does not recompute: its content hashes to 70eff035b004…"
+    ),
+    fix=(
+        "Someone edited a record: restore it as it was written (from git). Its id is "
+        "the sha256 of its content, so any edit shows; a correction is a new record."
+    ),
+)
+
+LEDGER_DUPLICATE = Rule(
+    "ledger-duplicate",
+    "error",
+    "the same record id twice",
+    example="record 7125e0a86e65… (attribution) appears again (first at line 1)",
+    fix=(
+        "Remove the second copy of the record (the line this branch added). Append "
+        "records with `tools ledger merge` or the commands that write them: they "
+        "skip records already present."
+    ),
+)
+
+LEDGER_RECORD_REMOVED = Rule(
+    "ledger-record-removed",
+    "error",
+    "a record of the base is gone or altered",
+    example=(
+        "record 9b5a18f08053… (attribution) (line 2 at the merge base) was altered: "
+        "its content no longer hashes to what it did there"
+    ),
+    fix=(
+        "Restore the base's records unchanged and in their order (`git show "
+        "BASE:.agents/ledger.jsonl`), then append this branch's records after them. "
+        "The ledger only grows at its end; a correction is a new record."
+    ),
+)
+
+LEDGER_MERGE_LOST = Rule(
+    "ledger-merge-lost",
+    "error",
+    "a merge commit's ledger lacks, or altered, a record one of its parents had",
+    example=(
+        "the merge lacks record 5d1c0e9a2b7f… (attribution) that parent 8e41a09c33d2 "
+        "had (line 3 there)"
+    ),
+    fix=(
+        "The merge was resolved by taking one side's ledger (`git checkout --ours`, "
+        "or a merge without the union driver): put the lost records back (the union "
+        "of both sides' lines, in order) in a commit on top, or redo the merge with "
+        "`merge=union` for the ledger in `.gitattributes`. This rule cannot be "
+        "turned off."
+    ),
+)
+
+LEDGER_ABSENT = Rule(
+    "ledger-absent",
+    "info",
+    "no ledger at the base nor now: nothing to judge",
+    example=".agents/ledger.jsonl exists neither at the merge base nor now",
+    fix=(
+        "Nothing to fix (an info finding): the first `tools mutate run`, `tools "
+        "attribute` or `tools ledger merge` creates the ledger."
+    ),
+)
+
 RULES = declare(
     NAME,
     [
-        Rule(ledger.RULE_MALFORMED, "error", "a line that is not a record (or a torn final line)"),
-        Rule(ledger.RULE_TAMPERED, "error", "a record whose id does not recompute"),
-        Rule("ledger-duplicate", "error", "the same record id twice"),
-        Rule("ledger-record-removed", "error", "a record of the base is gone or altered"),
-        Rule(
-            "ledger-merge-lost",
-            "error",
-            "a merge commit's ledger lacks, or altered, a record one of its parents had",
-        ),
-        Rule("ledger-absent", "info", "no ledger at the base nor now: nothing to judge"),
+        LEDGER_MALFORMED,
+        LEDGER_RECORD_TAMPERED,
+        LEDGER_DUPLICATE,
+        LEDGER_RECORD_REMOVED,
+        LEDGER_MERGE_LOST,
+        LEDGER_ABSENT,
         RANGE_EMPTY,
     ],
 )
@@ -114,7 +194,7 @@ def judge(
         if first is not None:
             ids = None
             result.add(
-                "ledger-duplicate",
+                LEDGER_DUPLICATE.id,
                 f"record {_label(item)} appears again (first at line {first.line})",
                 path=path,
                 line=item.line,
@@ -141,7 +221,7 @@ def judge(
                 "ledger only grows at its end"
             )
             line = loss.now.line
-        result.add("ledger-record-removed", msg, path=path, line=line)
+        result.add(LEDGER_RECORD_REMOVED.id, msg, path=path, line=line)
     return ids
 
 
@@ -215,7 +295,7 @@ def _run_on(
     data = read_now(ctx, path)
     if data is None:
         if base is None or not base.exists:
-            result.add("ledger-absent", absent, path=path)
+            result.add(LEDGER_ABSENT.id, absent, path=path)
             return result
         data = b""  # gone since the base: judged as emptied
     _judge_source(ctx, result, path, base, where, _bytes_source(data))
@@ -266,7 +346,7 @@ def _merges(ctx: Context, result: GateResult, path: str, commits: Sequence[Commi
                 else:
                     continue
                 result.add(
-                    "ledger-merge-lost",
+                    LEDGER_MERGE_LOST.id,
                     f"the merge {what} record {_label(item)} that parent {parent[:12]} had "
                     f"(line {item.line} there)",
                     commit=commit.sha,

@@ -22,24 +22,68 @@ from tools.markdown import Link
 from tools.report import GateResult, Rule, declare
 
 NAME = "links"
-RULES = declare(
-    NAME,
-    [
-        Rule("link-broken", "error", "a relative link names a path that does not exist"),
-        Rule("anchor-missing", "error", "a #heading anchor matches no heading of its target"),
-        Rule(
-            "line-anchor-out-of-range",
-            "error",
-            "a #L10 or #L10-L20 line anchor lies outside its target file",
-        ),
-        Rule("links-absent", "info", "no markdown file matches links.paths: nothing to judge"),
-        Rule(
-            "anchor",
-            "info",
-            "an anchor of a file as GitHub makes it (listed by `tools links anchors`)",
-        ),
-    ],
+LINK_BROKEN = Rule(
+    "link-broken",
+    "error",
+    "a relative link names a path that does not exist",
+    example="'gone.md': docs/gone.md does not exist",
+    fix=(
+        "Fix the target (relative to the linking file's folder; `/…` starts at the "
+        "repository root; names are case-sensitive), or restore the file it names. "
+        "Update links in the same change that moves or deletes a file."
+    ),
 )
+
+ANCHOR_MISSING = Rule(
+    "anchor-missing",
+    "error",
+    "a #heading anchor matches no heading of its target",
+    example=(
+        "'guide.md#6-Now': no heading of docs/guide.md has the anchor #6-Now (did you mean #6-now?)"
+    ),
+    fix=(
+        "Link an anchor the target has: GitHub's slug of the heading (lower case, "
+        "punctuation dropped, spaces turned into hyphens, numbering kept; a repeated "
+        "heading gets `-1`, `-2`…). The message suggests the anchor when only the "
+        "case differs. If the heading was renamed, update the links to it in the "
+        "same change."
+    ),
+)
+
+LINE_ANCHOR_OUT_OF_RANGE = Rule(
+    "line-anchor-out-of-range",
+    "error",
+    "a #L10 or #L10-L20 line anchor lies outside its target file",
+    example="'../src/tool.py#L11': #L11 is outside src/tool.py (10 lines)",
+    fix=(
+        "The file changed under the link: point `#L…` at the lines meant now, or "
+        "link a heading, which survives edits."
+    ),
+)
+
+LINKS_ABSENT = Rule(
+    "links-absent",
+    "info",
+    "no markdown file matches links.paths: nothing to judge",
+    example=(
+        "no markdown file of the working tree matches links.paths (**/*.md): nothing to judge"
+    ),
+    fix=("Nothing to fix (an info finding). Set `links.paths` to the markdown files to judge."),
+)
+
+ANCHOR = Rule(
+    "anchor",
+    "info",
+    "an anchor of a file as GitHub makes it (listed by `tools links anchors`)",
+    example="docs/guide.md:5: #c  (heading '<a id=\"cpp\"></a>C++')",
+    fix=(
+        "Nothing to fix (an info finding, listed only by `tools links anchors "
+        "FILE…`). Link to the anchor it names, or give the heading the text whose "
+        "slug you link to."
+    ),
+)
+
+RULES = declare(NAME, [LINK_BROKEN, ANCHOR_MISSING, LINE_ANCHOR_OUT_OF_RANGE, LINKS_ABSENT, ANCHOR])
 
 # Extensions GitHub renders as markdown: a heading anchor is judged only in these.
 _MARKDOWN = {".md", ".markdown", ".mdown", ".mkdn", ".mkd", ".mdwn"}
@@ -204,7 +248,7 @@ def run(ctx: Context) -> GateResult:
     if not files:
         patterns = ", ".join(include.patterns) or "(none)"
         result.add(
-            "links-absent",
+            LINKS_ABSENT.id,
             f"no markdown file of {where} matches links.paths ({patterns}): nothing to judge",
         )
         return result
@@ -232,7 +276,7 @@ def list_anchors(paths: list[str], read: Callable[[str], bytes]) -> GateResult:
         for anchor in doc.anchors():
             what = "heading" if anchor.kind == "heading" else "element"
             result.add(
-                "anchor",
+                ANCHOR.id,
                 f"#{anchor.name}  ({what} {anchor.source!r})",
                 path=path,
                 line=anchor.line,

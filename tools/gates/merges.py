@@ -37,19 +37,55 @@ from tools.git import (
 from tools.report import GateResult, Rule, declare
 
 NAME = "merges"
-RULES = declare(
-    NAME,
-    [
-        Rule(
-            "merge-evil",
-            "error",
-            "a merge changes what git merged without conflict, or adds or deletes a path alone",
-        ),
-        Rule("merge-resolved", "info", "a path git left in conflict, as the merge resolved it"),
-        Rule("merge-octopus", "info", "a merge of more than two parents: not judged"),
-        RANGE_EMPTY,
-    ],
+MERGE_EVIL = Rule(
+    "merge-evil",
+    "error",
+    "a merge changes what git merged without conflict, or adds or deletes a path alone",
+    example=(
+        "the merge changes lines git merged without conflict: line 9 is 'evil 9' "
+        "(+1/-1 against git's merge of the parents)"
+    ),
+    fix=(
+        "Move the change out of the merge: redo the merge (`git merge` again, taking "
+        "git's result for every path it merged by itself and resolving only the "
+        "conflicts), then commit the extra change as an ordinary commit of its own, "
+        "where its diff is reviewed. To see what the merge added, compare it with "
+        "git's own merge: `git diff $(git merge-tree --write-tree P1 P2 | head -1) M "
+        "-- PATH` (P1, P2: the merge's parents; M: the merge)."
+    ),
 )
+
+MERGE_RESOLVED = Rule(
+    "merge-resolved",
+    "info",
+    "a path git left in conflict, as the merge resolved it",
+    example=(
+        "git's merge of the parents left c.txt in conflict; the merge resolved it: "
+        "+0/-0 (that parent's version) against 865fc61f10be (first parent), +2/-2 "
+        "against 87e663b92737"
+    ),
+    fix=(
+        "Nothing to fix: it lists the conflicts the merge decided, for the reviewer. "
+        "`+0/-0` against a parent means the merge took that parent's version whole; "
+        "check that dropping the other side's change there was meant."
+    ),
+)
+
+MERGE_OCTOPUS = Rule(
+    "merge-octopus",
+    "info",
+    "a merge of more than two parents: not judged",
+    example=(
+        "an octopus merge of 3 parents: not judged (git's merge-tree recomputes "
+        "merges of two parents only)"
+    ),
+    fix=(
+        "Nothing to fix; it says that this merge was not judged. To have it judged, "
+        "merge the branches one at a time (each merge then has two parents)."
+    ),
+)
+
+RULES = declare(NAME, [MERGE_EVIL, MERGE_RESOLVED, MERGE_OCTOPUS, RANGE_EMPTY])
 
 MIN_GIT = (2, 38)
 # Merge drivers whose results the index gate judges (each parent's rows kept).
@@ -184,7 +220,7 @@ def _evil_clean(result: GateResult, m: _Merge, change: RawChange, patch: FilePat
     if change.old_mode == _ABSENT_MODE:
         size = "binary" if patch.binary else _counts(added, 0)
         result.add(
-            "merge-evil",
+            MERGE_EVIL.id,
             f"the merge adds {path}, which neither parent brings: git's merge of the parents "
             f"has no such path ({size})",
             commit=m.sha,
@@ -195,7 +231,7 @@ def _evil_clean(result: GateResult, m: _Merge, change: RawChange, patch: FilePat
     if change.new_mode == _ABSENT_MODE:
         size = "binary" if patch.binary else _counts(0, removed)
         result.add(
-            "merge-evil",
+            MERGE_EVIL.id,
             f"the merge deletes {path}, which neither parent deleted: git's merge of the "
             f"parents keeps it ({size})",
             commit=m.sha,
@@ -204,7 +240,7 @@ def _evil_clean(result: GateResult, m: _Merge, change: RawChange, patch: FilePat
         return
     if patch.binary:
         result.add(
-            "merge-evil",
+            MERGE_EVIL.id,
             f"the merge's content of binary file {path} differs from git's merge of the "
             "parents, which merged it without conflict",
             commit=m.sha,
@@ -213,7 +249,7 @@ def _evil_clean(result: GateResult, m: _Merge, change: RawChange, patch: FilePat
         return
     if not patch.hunks:
         result.add(
-            "merge-evil",
+            MERGE_EVIL.id,
             f"the merge changes the mode of {path} from {change.old_mode} to "
             f"{change.new_mode}; git's merge of the parents keeps {change.old_mode}",
             commit=m.sha,
@@ -222,7 +258,7 @@ def _evil_clean(result: GateResult, m: _Merge, change: RawChange, patch: FilePat
         return
     line, how = _first_difference(patch.hunks)
     result.add(
-        "merge-evil",
+        MERGE_EVIL.id,
         f"the merge changes lines git merged without conflict: {how} "
         f"({_counts(added, removed)} against git's merge of the parents)",
         commit=m.sha,
@@ -239,7 +275,7 @@ def _evil_outside(
     added, removed = _sums(outside)
     line, how = _first_difference(outside)
     result.add(
-        "merge-evil",
+        MERGE_EVIL.id,
         f"resolving the conflict, the merge also changes lines outside its {len(regions)} "
         f"conflict hunk(s), which git merged by itself: {how} ({_counts(added, removed)} "
         "against git's merge outside the hunks)",
@@ -267,7 +303,7 @@ def _resolved(
         change = changes.get(path)
         kept = change is None or change.new_mode != _ABSENT_MODE
         result.add(
-            "merge-resolved",
+            MERGE_RESOLVED.id,
             f"git's merge of the parents left {path} in conflict; the merge resolved it: "
             f"{_against(ours, path, kept)} against {m.ours[:12]} (first parent), "
             f"{_against(theirs, path, kept)} against {m.theirs[:12]}",
@@ -366,7 +402,7 @@ def run(ctx: Context) -> GateResult:
     for commit in commits:
         if len(commit.parents) > 2:
             result.add(
-                "merge-octopus",
+                MERGE_OCTOPUS.id,
                 f"an octopus merge of {len(commit.parents)} parents: not judged (git's "
                 "merge-tree recomputes merges of two parents only)",
                 commit=commit.sha,

@@ -11,23 +11,73 @@ from tools.git import decode
 from tools.report import GateResult, Rule, declare
 
 NAME = "now"
-RULES = declare(
-    NAME,
-    [
-        Rule("now-missing", "error", "the digest file does not exist"),
-        Rule("now-stamp", "error", "no valid <!-- now-updated: YYYY-MM-DD --> stamp"),
-        Rule(
-            "now-stale",
-            "error",
-            "the stamp is older than max_age_days before HEAD's committer date",
-        ),
-        Rule("now-heading", "error", "a required heading is absent"),
-        Rule("now-budget", "error", "more than max_lines lines"),
-        Rule(
-            "now-long-entry", "error", "a list item or table row longer than max_entry characters"
-        ),
-    ],
+NOW_MISSING = Rule(
+    "now-missing",
+    "error",
+    "the digest file does not exist",
+    example=".agents/NOW.md does not exist in the working tree",
+    fix=(
+        "Create the digest: `tools init` writes a stamped one with the required "
+        "headings. Or point `now.path` at yours, or leave `now` out of "
+        "`preflight.gates`."
+    ),
 )
+
+NOW_STAMP = Rule(
+    "now-stamp",
+    "error",
+    "no valid <!-- now-updated: YYYY-MM-DD --> stamp",
+    example="stamp '2026-13-40' is not a date YYYY-MM-DD",
+    fix=(
+        "Keep exactly one `<!-- now-updated: YYYY-MM-DD -->` line with a real date, "
+        "outside fenced code."
+    ),
+)
+
+NOW_STALE = Rule(
+    "now-stale",
+    "error",
+    "the stamp is older than max_age_days before HEAD's committer date",
+    example=(
+        "stamp 2026-01-01 is 8 days older than HEAD's committer date 2026-01-09 (max_age_days 7)"
+    ),
+    fix=(
+        "Bring the digest up to date and set its stamp `<!-- now-updated: YYYY-MM-DD "
+        "-->` to today, in the same change."
+    ),
+)
+
+NOW_HEADING = Rule(
+    "now-heading",
+    "error",
+    "a required heading is absent",
+    example="required heading 'live claims' is absent",
+    fix=(
+        "Add the heading (any level, any case, numbering allowed: `## 1. Live "
+        "claims`), outside fenced code."
+    ),
+)
+
+NOW_BUDGET = Rule(
+    "now-budget",
+    "error",
+    "more than max_lines lines",
+    example="21 lines, over the budget of 20",
+    fix=(
+        "Trim the digest to `now.max_lines`: it says where things stand now; history "
+        "belongs in specs, the issue index or the commit log."
+    ),
+)
+
+NOW_LONG_ENTRY = Rule(
+    "now-long-entry",
+    "error",
+    "a list item or table row longer than max_entry characters",
+    example="entry of 74 characters, over max_entry 60",
+    fix="Split the item or row, or move the detail to a spec or issue and link it.",
+)
+
+RULES = declare(NAME, [NOW_MISSING, NOW_STAMP, NOW_STALE, NOW_HEADING, NOW_BUDGET, NOW_LONG_ENTRY])
 
 _STAMP_OPEN, _STAMP_KEY, _STAMP_CLOSE = "<!--", "now-updated:", "-->"
 _SPACE = " \t\n\r\f\v"
@@ -87,7 +137,7 @@ def run(ctx: Context) -> GateResult:
     raw = ctx.read_current(path)
     if raw is None:
         where = "the index" if ctx.opts.staged else "the working tree"
-        result.add("now-missing", f"{path} does not exist in {where}", path=path)
+        result.add(NOW_MISSING.id, f"{path} does not exist in {where}", path=path)
         return result
     lines = markdown.split_lines(decode(raw))
     doc = markdown.parse_lines(lines, where=path)
@@ -104,11 +154,11 @@ def run(ctx: Context) -> GateResult:
 def _stamp_date(result: GateResult, path: str, found: list[tuple[int, str]]) -> dt.date | None:
     """The date of the one stamp (None: no valid single stamp, reported on ``result``)."""
     if not found:
-        result.add("now-stamp", "no <!-- now-updated: YYYY-MM-DD --> stamp", path=path)
+        result.add(NOW_STAMP.id, "no <!-- now-updated: YYYY-MM-DD --> stamp", path=path)
         return None
     if len(found) > 1:
         result.add(
-            "now-stamp",
+            NOW_STAMP.id,
             f"{len(found)} now-updated stamps; keep exactly one",
             path=path,
             line=found[1][0],
@@ -121,7 +171,7 @@ def _stamp_date(result: GateResult, path: str, found: list[tuple[int, str]]) -> 
         return dt.date.fromisoformat(value)
     except ValueError:
         result.add(
-            "now-stamp",
+            NOW_STAMP.id,
             f"stamp {value!r} is not a date YYYY-MM-DD",
             path=path,
             line=line_no,
@@ -135,7 +185,7 @@ def _judge_age(
     head = ctx.git.head()
     if head is None:
         result.add(
-            "now-stale",
+            NOW_STALE.id,
             "max_age_days is set but there is no HEAD commit to count from; not judged",
             severity="info",
             path=path,
@@ -146,7 +196,7 @@ def _judge_age(
     result.stats["age_days"] = age
     if age > max_age:
         result.add(
-            "now-stale",
+            NOW_STALE.id,
             f"stamp {stamp_date} is {age} days older than HEAD's committer date "
             f"{head_day} (max_age_days {max_age})",
             path=path,
@@ -160,10 +210,10 @@ def _judge_shape(result: GateResult, cfg: NowConfig, doc: markdown.Document, lin
     present = set(headings(doc))
     for heading in cfg.headings:
         if heading.strip().lower() not in present:
-            result.add("now-heading", f"required heading {heading!r} is absent", path=path)
+            result.add(NOW_HEADING.id, f"required heading {heading!r} is absent", path=path)
     if lines > cfg.max_lines:
         result.add(
-            "now-budget",
+            NOW_BUDGET.id,
             f"{lines} lines, over the budget of {cfg.max_lines}",
             path=path,
             line=cfg.max_lines + 1,
@@ -171,7 +221,7 @@ def _judge_shape(result: GateResult, cfg: NowConfig, doc: markdown.Document, lin
     for line_no, length in entries(doc):
         if length > cfg.max_entry:
             result.add(
-                "now-long-entry",
+                NOW_LONG_ENTRY.id,
                 f"entry of {length} characters, over max_entry {cfg.max_entry}",
                 path=path,
                 line=line_no,

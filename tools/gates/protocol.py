@@ -21,17 +21,38 @@ from tools.ratchets import baseline as baseline_mod
 from tools.report import GateResult, Rule, declare
 
 NAME = "protocol"
-RULES = declare(
-    NAME,
-    [
-        Rule("protocol-changed", "warning", "the range changes the config that judges it"),
-        Rule(
-            "baseline-raised",
-            "error",
-            "a ratchet baseline bucket or the findings baseline grows between base and head",
-        ),
-    ],
+PROTOCOL_CHANGED = Rule(
+    "protocol-changed",
+    "warning",
+    "the range changes the config that judges it",
+    example='preflight.gates: ["index", "ledger", "ratchet"] → ["now"]',
+    fix=(
+        "Nothing to fix when the change is meant (a warning): a reviewer reads each "
+        "changed key path. CI that runs with `--config-from base` judges the change "
+        "by the merge base's config, so the new config takes effect only once it is "
+        "merged."
+    ),
 )
+
+BASELINE_RAISED = Rule(
+    "baseline-raised",
+    "error",
+    "a ratchet baseline bucket or the findings baseline grows between base and head",
+    example=(
+        "device-leakage.kcuda: the baseline rises from 1 to 2; baselines only go "
+        "down (`tools ratchet tighten device-leakage` lowers them)"
+    ),
+    fix=(
+        "Remove the new sites, or exempt them with an allow marker or "
+        "`exempt_files`, and restore the baseline; a baseline is only ever lowered, "
+        'with `tools ratchet tighten`. For the findings baseline ("the findings '
+        'baseline gains 1 entry"): fix the new finding and drop the entry; `tools '
+        "baseline write --add` is for adoption, not for a pull request. This rule "
+        "cannot be turned off."
+    ),
+)
+
+RULES = declare(NAME, [PROTOCOL_CHANGED, BASELINE_RAISED])
 
 _VALUE_MAX = 80  # characters of a value quoted in a message
 _MISSING = object()
@@ -86,13 +107,13 @@ def run(ctx: Context) -> GateResult | None:
             head_cfg = _load(head_raw, path)
         except UsageError as exc:
             result.add(
-                "protocol-changed",
+                PROTOCOL_CHANGED.id,
                 f"the range changes {path}, which no longer loads: {exc.render()}",
                 path=path,
             )
         else:
             for key, old, new in changed_keys(base_cfg, head_cfg):
-                result.add("protocol-changed", f"{key}: {_show(old)} → {_show(new)}", path=path)
+                result.add(PROTOCOL_CHANGED.id, f"{key}: {_show(old)} → {_show(new)}", path=path)
     else:
         head_cfg = base_cfg
     head_paths = _baselines(head_cfg) if head_cfg is not None else {}
@@ -118,7 +139,7 @@ def _raised(ctx: Context, result: GateResult, name: str, base_path: str, head_pa
         now = after.get(bucket)
         if now is not None and now > was:
             result.add(
-                "baseline-raised",
+                BASELINE_RAISED.id,
                 f"{name}.{bucket}: the baseline rises from {was} to {now}{moved}; baselines "
                 f"only go down (`tools ratchet tighten {name}` lowers them)",
                 path=head_path,
@@ -143,7 +164,7 @@ def _findings_raised(ctx: Context, result: GateResult) -> None:
     if grown:
         rules = sorted({f"{e.gate}/{e.rule}" for e in grown})
         result.add(
-            "baseline-raised",
+            BASELINE_RAISED.id,
             f"the findings baseline gains {len(grown)} entr{'y' if len(grown) == 1 else 'ies'} "
             f"({', '.join(rules)}); recorded debt only goes down (a new finding is fixed, not "
             "recorded)",

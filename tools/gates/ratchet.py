@@ -26,32 +26,122 @@ from tools.ratchets.tree import Tree
 from tools.report import GateResult, Rule, declare
 
 NAME = "ratchet"
+RATCHET_REGRESSION = Rule(
+    "ratchet-regression",
+    "error",
+    "a bucket counts more than its baseline",
+    example=(
+        "device-leakage.vt_macro: counts 2, above its baseline 1 (+1); new since "
+        "merge-base ff40a997b29a: src/ops.c:15"
+    ),
+    fix=(
+        "Remove the new sites the message names (move device code into its backend "
+        "folder). A site that is justified gets an allow marker whose tag names the "
+        "issue-index row recording why. Never raise a baseline to pass; a reviewer "
+        "who accepts a rise edits the baseline file by hand, visibly."
+    ),
+)
+
+RATCHET_STALE = Rule(
+    "ratchet-stale",
+    "error",
+    "a bucket counts less than its baseline: lower it with `tools ratchet tighten`",
+    example=(
+        "device-leakage.kcuda: counts 1, below its baseline 2; lower the baseline in "
+        "this change with `tools ratchet tighten device-leakage`"
+    ),
+    fix=(
+        "Good news: run `tools ratchet tighten NAME` and commit the lowered baseline "
+        "in the same change, so the cleanup cannot be undone unnoticed."
+    ),
+)
+
+BASELINE_MISSING = Rule(
+    "baseline-missing",
+    "error",
+    "no baseline while a bucket counts above zero",
+    example=(
+        "calls: no baseline .agents/baselines/calls.json while buckets count above "
+        "zero (bare_call 2); create it with `tools ratchet tighten calls`"
+    ),
+    fix=(
+        "Run `tools ratchet tighten NAME` to write the baseline at today's counts, "
+        "and commit it. From then on the counts may only go down."
+    ),
+)
+
+ALLOW_TAG_UNKNOWN = Rule(
+    "allow-tag-unknown",
+    "error",
+    "an allow marker whose tag is neither a row id nor an issue number of the index",
+    example=(
+        "device-leakage: allow marker tag '#99' is neither a row id nor an issue "
+        "number of the issue index; the marker exempts nothing"
+    ),
+    fix=(
+        "Tag the marker with the row id or issue number of the issue-index row that "
+        "records why the site is allowed (add the row first with `tools index "
+        "append`), or remove the marker and the site."
+    ),
+)
+
+RATCHET_EXEMPT = Rule(
+    "ratchet-exempt",
+    "info",
+    "a site exempted by an allow marker or by its file's `exempt_files` allowance",
+    example=(
+        "device-leakage.vt_macro: exempted by the allow marker '#3' (marker on line "
+        "10)\n"
+        "device-leakage.kcuda: exempted by exempt_files (platforms/interface.h: "
+        "{kcuda: 1} in .agents/protocol.yaml: ratchets.device-leakage.exempt_files)"
+    ),
+    fix=(
+        "Nothing to fix: an exempted site, listed on every run so the exemption "
+        "stays in sight. Remove the marker, or lower the file's `exempt_files` "
+        "allowance, when the site goes away."
+    ),
+)
+
+RATCHET_UNARMED = Rule(
+    "ratchet-unarmed",
+    "error",
+    "a bucket misses one of its examples or counts a counter example",
+    example=(
+        "dl.broken does not count its example 'if (x.is_cuda ()) {': its count "
+        "cannot be trusted (.agents/protocol.yaml: ratchets.dl.buckets.broken)"
+    ),
+    fix=(
+        "The bucket's regex misses one of its `examples` or counts a "
+        "`counter_examples` line: fix the regex (or a wrong example) in the config. "
+        "Until then the bucket's count is not judged and `tools ratchet tighten` "
+        "writes nothing."
+    ),
+)
+
+RATCHET_ABSENT = Rule(
+    "ratchet-absent",
+    "info",
+    "nothing to count: no ratchet, or no file in its scope",
+    example=(
+        "device-leakage: no file of the working tree is in its scope and it has no "
+        "baseline (.agents/baselines/device-leakage.json): nothing to count"
+    ),
+    fix=(
+        "Nothing to fix (an info finding). If files should be counted, check the "
+        "ratchet's `include` and `exclude` globs."
+    ),
+)
+
 RULES = declare(
     NAME,
     [
-        Rule("ratchet-regression", "error", "a bucket counts more than its baseline"),
-        Rule(
-            "ratchet-stale",
-            "error",
-            "a bucket counts less than its baseline: lower it with `tools ratchet tighten`",
-        ),
-        Rule("baseline-missing", "error", "no baseline while a bucket counts above zero"),
-        Rule(
-            "allow-tag-unknown",
-            "error",
-            "an allow marker whose tag is neither a row id nor an issue number of the index",
-        ),
-        Rule(
-            "ratchet-exempt",
-            "info",
-            "a site exempted by an allow marker or by its file's `exempt_files` allowance",
-        ),
-        Rule(
-            "ratchet-unarmed",
-            "error",
-            "a bucket misses one of its examples or counts a counter example",
-        ),
-        Rule("ratchet-absent", "info", "nothing to count: no ratchet, or no file in its scope"),
+        RATCHET_REGRESSION,
+        RATCHET_STALE,
+        BASELINE_MISSING,
+        ALLOW_TAG_UNKNOWN,
+        RATCHET_EXEMPT,
+        RATCHET_UNARMED,
+        RATCHET_ABSENT,
     ],
 )
 
@@ -144,7 +234,7 @@ def run(ctx: Context) -> GateResult:
     opts = options(ctx)
     ratchets = engine.load(ctx.config, ctx.config_source, list(opts.names))
     if not ratchets:
-        result.add("ratchet-absent", "no ratchet is configured (config `ratchets` is empty)")
+        result.add(RATCHET_ABSENT.id, "no ratchet is configured (config `ratchets` is empty)")
         return result
     tree = tree_for(ctx)
     counts, tstats = engine.count(
@@ -207,14 +297,14 @@ def _report_detector(
     for bucket, problems in broken.items():
         for problem in problems:
             result.add(
-                "ratchet-unarmed",
+                RATCHET_UNARMED.id,
                 f"{ratchet.name}.{bucket} {problem}: its count cannot be trusted "
                 f"({ratchet.where}.buckets.{bucket})",
                 path=config_path,
             )
     for use in res.unknown_tags:
         result.add(
-            "allow-tag-unknown",
+            ALLOW_TAG_UNKNOWN.id,
             f"{ratchet.name}: allow marker tag {use.tag!r} is neither a row id nor an "
             "issue number of the issue index; the marker exempts nothing",
             path=use.path,
@@ -230,7 +320,7 @@ def _report_detector(
         else:
             why = f"exempted by the allow marker {ex.tag!r} (marker on line {ex.marker_line})"
         result.add(
-            "ratchet-exempt",
+            RATCHET_EXEMPT.id,
             f"{ratchet.name}.{ex.bucket}: {why}",
             path=ex.site.path,
             line=ex.site.line,
@@ -244,7 +334,7 @@ def _judge_unbaselined(
     ratchet = res.ratchet
     if res.files == 0:
         result.add(
-            "ratchet-absent",
+            RATCHET_ABSENT.id,
             f"{ratchet.name}: no file of {label} is in its scope and it has no "
             f"baseline ({ratchet.baseline}): nothing to count",
         )
@@ -253,7 +343,7 @@ def _judge_unbaselined(
     if over:
         listed = ", ".join(f"{b} {n}" for b, n in over.items())
         result.add(
-            "baseline-missing",
+            BASELINE_MISSING.id,
             f"{ratchet.name}: no baseline {ratchet.baseline} while buckets count "
             f"above zero ({listed}); create it with `tools ratchet tighten "
             f"{ratchet.name}`",
@@ -279,7 +369,7 @@ def _judge_counts(
         if bucket not in base:
             if n > 0:
                 result.add(
-                    "baseline-missing",
+                    BASELINE_MISSING.id,
                     f"{ratchet.name}.{bucket}: the baseline has no entry for this bucket, "
                     f"which counts {n}; add it with `tools ratchet tighten {ratchet.name}`",
                     path=ratchet.baseline,
@@ -292,7 +382,7 @@ def _judge_counts(
             regressed.append((ratchet, bucket, n, allowed))
         elif n < base[bucket]:
             result.add(
-                "ratchet-stale",
+                RATCHET_STALE.id,
                 f"{ratchet.name}.{bucket}: counts {n}, below its baseline {base[bucket]}; "
                 f"lower the baseline in this change with `tools ratchet tighten "
                 f"{ratchet.name}`",
@@ -307,25 +397,25 @@ def _regression(
     ratchet = res.ratchet
     head = f"{ratchet.name}.{bucket}: counts {n}, above its baseline {allowed} (+{n - allowed})"
     if ratchet.kind == "markdown" and bucket == "chars":
-        result.add("ratchet-regression", head, path=ratchet.path)
+        result.add(RATCHET_REGRESSION.id, head, path=ratchet.path)
         return
     now = res.sites.get(bucket, [])
     fresh = base.new_sites(ratchet, bucket, now)
     if fresh is None:
         result.add(
-            "ratchet-regression", f"{head}; new sites unknown: {base.reason}", path=ratchet.path
+            RATCHET_REGRESSION.id, f"{head}; new sites unknown: {base.reason}", path=ratchet.path
         )
         return
     where = f"merge-base {base.sha[:12]}" if base.sha else "the base"
     if fresh:
         result.add(
-            "ratchet-regression",
+            RATCHET_REGRESSION.id,
             f"{head}; new since {where}: {_sites_text(fresh)}",
             sites=tuple(report.Site(s.path, s.line) for s in fresh),
         )
     else:
         result.add(
-            "ratchet-regression",
+            RATCHET_REGRESSION.id,
             f"{head}; no site is new since {where} (the base tree already counted these); "
             f"the sites: {_sites_text(now)}",
             path=ratchet.path,

@@ -25,23 +25,77 @@ from tools.git import decode
 from tools.report import GateResult, Rule, declare
 
 NAME = "spec"
+SPEC_SECTION_MISSING = Rule(
+    "spec-section-missing",
+    "error",
+    "a spec has no `Owed` or no `Now` section",
+    example="no `Now` section (a heading `## Now`, numbered or not)",
+    fix=(
+        "Add the missing `Owed` or `Now` heading (any level, numbered or not: `## 6. "
+        "Now`), even if its section is empty for now."
+    ),
+)
+
+SPEC_OWED_UNKNOWN = Rule(
+    "spec-owed-unknown",
+    "error",
+    "an issue cited under `Owed` is not in the issue index",
+    example="#7 is cited under `Owed` but it is not a row of .agents/issue-index.md",
+    fix=(
+        "Add the issue to the index (`tools index append --issue N --row ID --title "
+        "T --kind K`), or correct the number."
+    ),
+)
+
+SPEC_EVIDENCE_UNBACKED = Rule(
+    "spec-evidence-unbacked",
+    "error",
+    "an evidence block does not re-render byte for byte from the ledger record it names",
+    example="record 71837d0a0c8f… (plan 'specs/plans/p.yaml') is not in the ledger",
+    fix=(
+        "Evidence tables are rendered, never typed: `tools spec render SPEC --id ID` "
+        "writes the table its record says (the message names the command when a cell "
+        "differs). A record that is not in the ledger is merged into it (`tools "
+        "ledger merge`) or the experiment is run again."
+    ),
+)
+
+SPEC_EVIDENCE_MALFORMED = Rule(
+    "spec-evidence-malformed",
+    "error",
+    (
+        "an evidence marker that makes no block, a second block for one plan, or a "
+        "block outside the `Now` section"
+    ),
+    example=(
+        "the block of plan 'attribute:111111111111..222222222222' lies outside the `Now` section"
+    ),
+    fix=(
+        "Repair the markers by hand: each alone on its line, one `<!-- "
+        "tools:evidence id=… plan=… -->` … `<!-- /tools:evidence -->` pair per plan, "
+        "inside the `Now` section. Then `tools spec render SPEC --id ID` refreshes "
+        "the table."
+    ),
+)
+
+SPEC_ABSENT = Rule(
+    "spec-absent",
+    "info",
+    "no specs folder (or no markdown in it): nothing to judge",
+    example="specs/ does not exist in the working tree: nothing to judge",
+    fix=(
+        "Nothing to fix (an info finding). Write specs under `specs.dir`, or point the key at them."
+    ),
+)
+
 RULES = declare(
     NAME,
     [
-        Rule("spec-section-missing", "error", "a spec has no `Owed` or no `Now` section"),
-        Rule("spec-owed-unknown", "error", "an issue cited under `Owed` is not in the issue index"),
-        Rule(
-            "spec-evidence-unbacked",
-            "error",
-            "an evidence block does not re-render byte for byte from the ledger record it names",
-        ),
-        Rule(
-            "spec-evidence-malformed",
-            "error",
-            "an evidence marker that makes no block, a second block for one plan, or a block "
-            "outside the `Now` section",
-        ),
-        Rule("spec-absent", "info", "no specs folder (or no markdown in it): nothing to judge"),
+        SPEC_SECTION_MISSING,
+        SPEC_OWED_UNKNOWN,
+        SPEC_EVIDENCE_UNBACKED,
+        SPEC_EVIDENCE_MALFORMED,
+        SPEC_ABSENT,
     ],
 )
 
@@ -168,7 +222,7 @@ def run(ctx: Context) -> GateResult:
         why = (
             f"{folder}/ holds no markdown spec" if exists else f"{folder}/ does not exist"
         ) + f" in {where_now}: nothing to judge"
-        result.add("spec-absent", why, path=folder)
+        result.add(SPEC_ABSENT.id, why, path=folder)
         result.stats.update(specs=0, citations=0, blocks=0)
         return result
     specs: list[_Spec] = []
@@ -187,7 +241,7 @@ def run(ctx: Context) -> GateResult:
                 unbacked = evidence.unbacked(block, records.get, where=spec_file.path)
                 if unbacked is not None:
                     result.add(
-                        "spec-evidence-unbacked", unbacked, path=spec_file.path, line=block.start
+                        SPEC_EVIDENCE_UNBACKED.id, unbacked, path=spec_file.path, line=block.start
                     )
     result.stats.update(specs=len(specs), citations=len(cited), blocks=len(all_blocks))
     return result
@@ -205,7 +259,7 @@ def _judge_spec(
     for title, section in (("Owed", owed), ("Now", now)):
         if section is None:
             result.add(
-                "spec-section-missing",
+                SPEC_SECTION_MISSING.id,
                 f"no `{title}` section (a heading `## {title}`, numbered or not)",
                 path=path,
             )
@@ -219,11 +273,11 @@ def _judge_spec(
                 cited.append((path, line_no, issue))
     blocks, problems = evidence.scan_blocks("\n".join(lines) + "\n")
     for problem in problems:
-        result.add("spec-evidence-malformed", problem.message, path=path, line=problem.line)
+        result.add(SPEC_EVIDENCE_MALFORMED.id, problem.message, path=path, line=problem.line)
     for block in blocks:
         if now is None or not now.start <= block.start <= now.end:
             result.add(
-                "spec-evidence-malformed",
+                SPEC_EVIDENCE_MALFORMED.id,
                 f"the block of plan {block.plan!r} lies outside the `Now` section",
                 path=path,
                 line=block.start,
@@ -249,7 +303,7 @@ def _judge_citations(
             else f"it is not a row of {index_path}"
         )
         result.add(
-            "spec-owed-unknown",
+            SPEC_OWED_UNKNOWN.id,
             f"#{issue} is cited under `Owed` but {where}{times}",
             path=path,
             line=at[0],

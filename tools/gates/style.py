@@ -26,18 +26,52 @@ from tools.report import GateResult, Rule, Severity, declare
 from tools.trailers import SPACE, find_block, is_blank, split_lines
 
 NAME = "style"
-RULES = declare(
-    NAME,
-    [
-        Rule("subject-period", "error", "the subject ends with a period"),
-        Rule(
-            "body-missing", "error", "nothing authored between the subject and the marker/trailers"
-        ),
-        Rule("subject-length", "warning", "the subject is longer than style.subject_max"),
-        Rule("subject-pattern", "error", "the subject does not match style.subject_pattern"),
-        RANGE_EMPTY,
-    ],
+SUBJECT_PERIOD = Rule(
+    "subject-period",
+    "error",
+    "the subject ends with a period",
+    example="the subject ends with a period: 'Tidy the header.'",
+    fix="Drop the final period of the subject.",
 )
+
+BODY_MISSING = Rule(
+    "body-missing",
+    "error",
+    "nothing authored between the subject and the marker/trailers",
+    example=(
+        "no body: nothing is written between the subject and the FOLLOWING_AGENTS_PROTOCOL marker"
+    ),
+    fix=(
+        "Write a body between the subject and the marker or trailers: what changed "
+        "and why. A repository that does not want bodies sets `style.require_body: "
+        "false`."
+    ),
+)
+
+SUBJECT_LENGTH = Rule(
+    "subject-length",
+    "warning",
+    "the subject is longer than style.subject_max",
+    example="the subject is 73 characters, over style.subject_max (72)",
+    fix=(
+        "Shorten the subject to `style.subject_max` characters and move the detail into the body."
+    ),
+)
+
+SUBJECT_PATTERN = Rule(
+    "subject-pattern",
+    "error",
+    "the subject does not match style.subject_pattern",
+    example=(
+        "the subject 'Add the widget' does not match '^(feat|fix|docs)(\\\\([a-z-]+\\\\))?: '"
+    ),
+    fix=(
+        "Rewrite the subject so that `style.subject_pattern` matches it (here: "
+        "`feat: add the widget`)."
+    ),
+)
+
+RULES = declare(NAME, [SUBJECT_PERIOD, BODY_MISSING, SUBJECT_LENGTH, SUBJECT_PATTERN, RANGE_EMPTY])
 
 
 def subject_of(lines: list[str]) -> tuple[str, int] | None:
@@ -59,20 +93,20 @@ def judge(text: str, cfg: StyleConfig, marker: str | None, emit: Emit) -> None:
     found = subject_of(lines)
     if found is None:
         if cfg.require_body:
-            emit("body-missing", "the message is empty: no subject and no body", None)
+            emit(BODY_MISSING.id, "the message is empty: no subject and no body", None)
         return
     subject, line = found
     if subject.endswith("."):
-        emit("subject-period", f"the subject ends with a period: {subject!r}", line)
+        emit(SUBJECT_PERIOD.id, f"the subject ends with a period: {subject!r}", line)
     if len(subject) > cfg.subject_max:
         emit(
-            "subject-length",
+            SUBJECT_LENGTH.id,
             f"the subject is {len(subject)} characters, over style.subject_max ({cfg.subject_max})",
             line,
         )
     pattern = cfg.subject_pattern
     if pattern is not None and not re.search(pattern, subject):
-        emit("subject-pattern", f"the subject {subject!r} does not match {pattern!r}", line)
+        emit(SUBJECT_PATTERN.id, f"the subject {subject!r} does not match {pattern!r}", line)
     if cfg.require_body:
         _body(lines, text, line, marker, emit)
 
@@ -93,7 +127,7 @@ def _body(lines: list[str], text: str, subject_line: int, marker: str | None, em
     if any(not is_blank(lines[i - 1]) for i in range(n, stop)):
         return
     emit(
-        "body-missing", f"no body: nothing is written between the subject and {upto}", subject_line
+        BODY_MISSING.id, f"no body: nothing is written between the subject and {upto}", subject_line
     )
 
 

@@ -30,29 +30,203 @@ from tools.report import GateResult, Rule, declare
 from tools.trailers import SPACE, Block, Trailer, find_block, is_blank, split_lines
 
 NAME = "trailers"
+EMPTY_MESSAGE = Rule(
+    "empty-message",
+    "error",
+    "the commit message is empty",
+    example="the commit message is empty",
+    fix=(
+        "Write a message: a subject, a body, and the marker paragraph and trailers "
+        "your protocol requires."
+    ),
+)
+
+MARKER_MISSING = Rule(
+    "marker-missing",
+    "error",
+    "the marker paragraph is absent",
+    example="no FOLLOWING_AGENTS_PROTOCOL paragraph (a line that is the marker)",
+    fix=(
+        "Add the marker (`trailers.marker`) on a line of its own with a blank line "
+        "before and after it, above the trailers. A marker right above the trailers, "
+        "with no blank line between, shares their paragraph and is no marker "
+        "paragraph (the message then says so). For history written before the "
+        "protocol, see `trailers.cutover` and `trailers.exceptions` in the "
+        "[guide](guide.md#adopting-the-gates-in-an-existing-repository-with-a-long-history)."
+    ),
+)
+
+MARKER_DUPLICATE = Rule(
+    "marker-duplicate",
+    "error",
+    "the marker appears more than once",
+    example="FOLLOWING_AGENTS_PROTOCOL again (first at line 5)",
+    fix=(
+        "Keep the marker once, as a paragraph of its own right above the trailer "
+        "block, and delete the other occurrences."
+    ),
+)
+
+MARKER_LAST = Rule(
+    "marker-last",
+    "error",
+    "the marker paragraph is the last paragraph",
+    example=(
+        "FOLLOWING_AGENTS_PROTOCOL is the last paragraph: the trailers must follow "
+        "it as a paragraph of their own"
+    ),
+    fix=(
+        "Put the trailers below the marker paragraph, after a blank line: subject, "
+        "body, marker, trailers."
+    ),
+)
+
+FRAMING = Rule(
+    "framing",
+    "error",
+    "a `---` line (git's patch divider) truncates what `git am` keeps",
+    example="a `---` line is git's patch divider: `git am` drops it and everything below",
+    fix=(
+        "Replace the `---` line (a markdown rule, a YAML separator) with something "
+        "else, such as `***` or an indented `---`: `git am` and `git format-patch` "
+        "treat it as the start of the patch and drop the trailers below it."
+    ),
+)
+
+TRAILER_MISSING = Rule(
+    "trailer-missing",
+    "error",
+    "a required trailer is absent from the trailer block",
+    example=(
+        "no `AI-Assisted:` trailer in the trailer block (line 6 has one, but the "
+        "trailer block is the last paragraph only)"
+    ),
+    fix=(
+        "Add `Key: value` for every key of `trailers.required` to the message's last "
+        "paragraph. Only the last paragraph is the trailer block (as `git "
+        "interpret-trailers` reads it): a trailer above a blank line, or a URL line "
+        "after the trailers, leaves the key outside it."
+    ),
+)
+
+TRAILER_DUPLICATE = Rule(
+    "trailer-duplicate",
+    "error",
+    "a required trailer appears more than once",
+    example="`Following-Agents-Protocol:` again (first at line 7)",
+    fix="Keep one line per required key in the trailer block.",
+)
+
+TRAILER_VALUE = Rule(
+    "trailer-value",
+    "error",
+    "a required trailer's value is not one of the allowed ones",
+    example="`Following-Agents-Protocol: True`: the value must be 'true'",
+    fix=(
+        "Use one of the allowed values exactly, case included (by default "
+        "`Following-Agents-Protocol: true` and `AI-Assisted: true` or `false`)."
+    ),
+)
+
+ASSISTED_BY_MISSING = Rule(
+    "assisted-by-missing",
+    "error",
+    "`AI-Assisted: true` without an `Assisted-by` trailer",
+    example="`AI-Assisted: true` needs an `Assisted-by:` trailer",
+    fix=(
+        "Add `Assisted-by: ID:MODEL [TOOL]` to the trailer block, or set "
+        "`AI-Assisted: false` if no AI helped with the commit."
+    ),
+)
+
+ASSISTED_BY_FORBIDDEN = Rule(
+    "assisted-by-forbidden",
+    "error",
+    "`AI-Assisted: false` with an `Assisted-by` trailer",
+    example="`AI-Assisted: false` with an `Assisted-by:` trailer",
+    fix=(
+        "Say one thing: if an AI helped, set `AI-Assisted: true` and keep "
+        "`Assisted-by`; if not, delete the `Assisted-by` line."
+    ),
+)
+
+ASSISTED_BY_FORMAT = Rule(
+    "assisted-by-format",
+    "error",
+    "`Assisted-by` is not `ID:MODEL [TOOL]…`",
+    example=(
+        "`Assisted-by: claude opus-4`: expected `ID:MODEL [TOOL]…` (ID of letters, "
+        "digits, _ . -; a model without spaces; at least one bracketed tool)"
+    ),
+    fix=(
+        "Write `Assisted-by: ID:MODEL [TOOL]…`: an ID, a colon, the model without "
+        "spaces, then one or more bracketed tools, e.g. `Assisted-by: claude:opus-4 "
+        "[claude-code] [ripgrep]`."
+    ),
+)
+
+AI_AUTHORSHIP = Rule(
+    "ai-authorship",
+    "error",
+    "a sign-off or co-author names an AI identity",
+    example=(
+        "`Signed-off-by: Codex Bot <codex-bot@example.com>` names the AI identity "
+        "'bot': an AI is credited with `Assisted-by`, never as an author or signer"
+    ),
+    fix=(
+        "Credit the model in `Assisted-by: ID:MODEL [TOOL]` (with `AI-Assisted: "
+        "true`) and keep `Signed-off-by` and `Co-authored-by` for people. Reword the "
+        "message (`git commit --amend`, or `reword` in `git rebase -i` for an older "
+        "commit). A `Co-authored-by` at `@users.noreply.github.com` is exempt; if a "
+        "person's name trips a word of `trailers.ai_identities`, narrow that list in "
+        "the config."
+    ),
+)
+
+PLACEHOLDER_RULE = Rule(
+    "placeholder",
+    "error",
+    "the template `AGENT:MODEL [TOOL]` was left unfilled",
+    example="the template 'AGENT:MODEL [TOOL]' was not filled in",
+    fix=(
+        "Replace `AGENT:MODEL [TOOL]` with the real ID, model and tools, e.g. "
+        "`claude:opus-4 [claude-code]`."
+    ),
+)
+
+FIXUP_PENDING = Rule(
+    "fixup-pending",
+    "warning",
+    "a `fixup!`/`squash!`/`amend!` commit not yet folded",
+    example=(
+        "'fixup! Add a' is not folded yet: `git rebase -i --autosquash` folds it into its target"
+    ),
+    fix=(
+        "Fold the fixup into the commit it names before the branch lands: `git "
+        "rebase -i --autosquash <base>`. With `trailers.fixups: allow` (the default) "
+        "this is a warning and the commit-msg hook lets `git commit "
+        "--fixup/--squash` through; `fixups: check` makes it an error, so CI refuses "
+        "a branch with unfolded fixups."
+    ),
+)
+
 RULES = declare(
     NAME,
     [
-        Rule("empty-message", "error", "the commit message is empty"),
-        Rule("marker-missing", "error", "the marker paragraph is absent"),
-        Rule("marker-duplicate", "error", "the marker appears more than once"),
-        Rule("marker-last", "error", "the marker paragraph is the last paragraph"),
-        Rule(
-            "framing", "error", "a `---` line (git's patch divider) truncates what `git am` keeps"
-        ),
-        Rule("trailer-missing", "error", "a required trailer is absent from the trailer block"),
-        Rule("trailer-duplicate", "error", "a required trailer appears more than once"),
-        Rule("trailer-value", "error", "a required trailer's value is not one of the allowed ones"),
-        Rule(
-            "assisted-by-missing", "error", "`AI-Assisted: true` without an `Assisted-by` trailer"
-        ),
-        Rule(
-            "assisted-by-forbidden", "error", "`AI-Assisted: false` with an `Assisted-by` trailer"
-        ),
-        Rule("assisted-by-format", "error", "`Assisted-by` is not `ID:MODEL [TOOL]…`"),
-        Rule("ai-authorship", "error", "a sign-off or co-author names an AI identity"),
-        Rule("placeholder", "error", "the template `AGENT:MODEL [TOOL]` was left unfilled"),
-        Rule("fixup-pending", "warning", "a `fixup!`/`squash!`/`amend!` commit not yet folded"),
+        EMPTY_MESSAGE,
+        MARKER_MISSING,
+        MARKER_DUPLICATE,
+        MARKER_LAST,
+        FRAMING,
+        TRAILER_MISSING,
+        TRAILER_DUPLICATE,
+        TRAILER_VALUE,
+        ASSISTED_BY_MISSING,
+        ASSISTED_BY_FORBIDDEN,
+        ASSISTED_BY_FORMAT,
+        AI_AUTHORSHIP,
+        PLACEHOLDER_RULE,
+        FIXUP_PENDING,
         RANGE_EMPTY,
     ],
 )
@@ -232,9 +406,9 @@ def judge(
     lines = split_lines(text)
     if all(is_blank(line) for line in lines):
         if strict:
-            emit("empty-message", "the commit message is empty", None)
+            emit(EMPTY_MESSAGE.id, "the commit message is empty", None)
         elif marker is not None:
-            emit("marker-missing", f"the message is empty: no {marker} paragraph", None)
+            emit(MARKER_MISSING.id, f"the message is empty: no {marker} paragraph", None)
         return
     glued: int | None = None
     if marker is not None:
@@ -247,7 +421,7 @@ def judge(
     if "---" in text:
         for line_no in framing_lines(text):
             emit(
-                "framing",
+                FRAMING.id,
                 "a `---` line is git's patch divider: `git am` drops it and everything below",
                 line_no,
             )
@@ -259,7 +433,7 @@ def judge(
     if filled:
         for n, line in enumerate(lines, start=1):
             if PLACEHOLDER in line:
-                emit("placeholder", f"the template {PLACEHOLDER!r} was not filled in", n)
+                emit(PLACEHOLDER_RULE.id, f"the template {PLACEHOLDER!r} was not filled in", n)
 
 
 def _marker(lines: list[str], text: str, marker: str, emit: Emit, *, strict: bool) -> None:
@@ -268,22 +442,22 @@ def _marker(lines: list[str], text: str, marker: str, emit: Emit, *, strict: boo
     if not own:
         if found:
             emit(
-                "marker-missing",
+                MARKER_MISSING.id,
                 f"{marker} shares its paragraph with other lines, so it is no marker "
                 "paragraph: put a blank line before and after it",
                 found[0],
             )
         else:
-            emit("marker-missing", f"no {marker} paragraph (a line that is the marker)", None)
+            emit(MARKER_MISSING.id, f"no {marker} paragraph (a line that is the marker)", None)
         return
     for line in found:
         if line != own[0]:
-            emit("marker-duplicate", f"{marker} again (first at line {own[0]})", line)
+            emit(MARKER_DUPLICATE.id, f"{marker} again (first at line {own[0]})", line)
     if strict:
         starts = _paragraph_starts(lines)
         if starts and own[0] >= starts[-1]:
             emit(
-                "marker-last",
+                MARKER_LAST.id,
                 f"{marker} is the last paragraph: the trailers must follow it as a paragraph "
                 "of their own",
                 own[0],
@@ -300,16 +474,16 @@ def _marker_line(
     found = [n for n in marker_lines(text, marker) if n > subject]
     if not found:
         emit(
-            "marker-missing",
+            MARKER_MISSING.id,
             f"no {marker} line after the subject (a line that is the marker)",
             None,
         )
         return None
     for line in found[1:]:
-        emit("marker-duplicate", f"{marker} again (first at line {found[0]})", line)
+        emit(MARKER_DUPLICATE.id, f"{marker} again (first at line {found[0]})", line)
     first = found[0]
     if strict and all(is_blank(line) for line in lines[first:]):
-        emit("marker-last", f"{marker} is the last line: the trailers must follow it", first)
+        emit(MARKER_LAST.id, f"{marker} is the last line: the trailers must follow it", first)
     return None if is_own_paragraph(lines, first) else first
 
 
@@ -330,17 +504,19 @@ def _required(lines: list[str], block: Block, cfg: TrailersConfig, emit: Emit) -
         found = block.get(key)
         if not found:
             emit(
-                "trailer-missing",
+                TRAILER_MISSING.id,
                 f"no `{key}:` trailer{_stray_hint(lines, block, key)}",
                 block.start,
             )
             continue
         for extra in found[1:]:
-            emit("trailer-duplicate", f"`{key}:` again (first at line {found[0].line})", extra.line)
+            emit(
+                TRAILER_DUPLICATE.id, f"`{key}:` again (first at line {found[0].line})", extra.line
+            )
         for t in found:
             if t.value not in allowed:
                 want = " or ".join(repr(a) for a in allowed)
-                emit("trailer-value", f"`{t.key}: {t.value}`: the value must be {want}", t.line)
+                emit(TRAILER_VALUE.id, f"`{t.key}: {t.value}`: the value must be {want}", t.line)
 
 
 def _keyed(line: str, key: str) -> bool:
@@ -370,14 +546,14 @@ def _assisted_by(block: Block, pattern: str | None, emit: Emit) -> None:
     flag = flags[0].value if flags else None
     if flag == "true" and not notes:
         emit(
-            "assisted-by-missing",
+            ASSISTED_BY_MISSING.id,
             "`AI-Assisted: true` needs an `Assisted-by:` trailer",
             flags[0].line,
         )
     if flag == "false":
         for t in notes:
             emit(
-                "assisted-by-forbidden",
+                ASSISTED_BY_FORBIDDEN.id,
                 "`AI-Assisted: false` with an `Assisted-by:` trailer",
                 t.line,
             )
@@ -386,7 +562,7 @@ def _assisted_by(block: Block, pattern: str | None, emit: Emit) -> None:
         for t in notes:
             if regex.fullmatch(t.value) is None:
                 emit(
-                    "assisted-by-format",
+                    ASSISTED_BY_FORMAT.id,
                     f"`Assisted-by: {t.value}` does not match trailers.assisted_by_format "
                     f"{pattern!r}",
                     t.line,
@@ -395,7 +571,7 @@ def _assisted_by(block: Block, pattern: str | None, emit: Emit) -> None:
     for t in notes:
         if not assisted_by_ok(t.value):
             emit(
-                "assisted-by-format",
+                ASSISTED_BY_FORMAT.id,
                 f"`Assisted-by: {t.value}`: expected `ID:MODEL [TOOL]…` (ID of letters, digits, "
                 "_ . -; a model without spaces; at least one bracketed tool)",
                 t.line,
@@ -428,7 +604,7 @@ def _authorship(block: Block, cfg: TrailersConfig, emit: Emit) -> None:
             continue
         why = f"the AI identity {hit!r}" if hit else f"{part!r} of an `Assisted-by` trailer"
         emit(
-            "ai-authorship",
+            AI_AUTHORSHIP.id,
             f"`{t.key}: {t.value}` names {why}: an AI is credited with `Assisted-by`, "
             "never as an author or signer",
             t.line,
@@ -438,7 +614,7 @@ def _authorship(block: Block, cfg: TrailersConfig, emit: Emit) -> None:
 def _fixup_pending(result: GateResult, commit: Commit, mode: str) -> None:
     subject = fixup_subject(commit.text) or ""
     result.add(
-        "fixup-pending",
+        FIXUP_PENDING.id,
         f"{subject!r} is not folded yet: `git rebase -i --autosquash` folds it into its target"
         + (" (trailers.fixups: check)" if mode == "check" else ""),
         severity="error" if mode == "check" else "warning",

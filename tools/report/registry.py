@@ -22,6 +22,9 @@ class Rule:
     id: str
     severity: Severity
     summary: str
+    # What docs/rules.md shows of it: a message the gate really printed, and what to do.
+    example: str = ""
+    fix: str = ""
 
 
 class UndeclaredRule(Exception):
