@@ -224,3 +224,12 @@ def load(
     cache = tools_dir / "config-validated" if tools_dir is not None else None
     data = load_file(path, display=display, cache=cache)
     return merge(defaults(), data), display
+
+
+def load_typed(
+    repo_root: Path, config: Path | None = None, *, tools_dir: Path | None = None
+) -> ProtocolConfig:
+    """The effective config of :func:`load` as typed sections (commands that read a few
+    keys and never print the mapping)."""
+    data, _ = load(repo_root, config, tools_dir=tools_dir)
+    return protocol_config(data)

@@ -43,7 +43,6 @@ class Context:
     """
 
     def __init__(self, opts: Options):
-        opts.take_extra()
         self.opts = opts
         self.git = Git(opts.repo, bare_ok=opts.bare_ok)
         self.root: Path = self.git.root

@@ -23,7 +23,6 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from tools.config_model import ProtocolConfig
 from tools.errors import UsageError

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 
 @dataclass(frozen=True)
@@ -56,21 +55,3 @@ class Options:
     filled: bool = False
     ratchet: RatchetRequest | None = None
     cache: MessageCache = field(default_factory=MessageCache, repr=False, compare=False)
-    # Transitional: requests the CLI still writes by key ("message_only", "filled",
-    # "ratchet"); :meth:`take_extra` moves them into the typed fields above.
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    def take_extra(self) -> None:
-        """Move the CLI's keyed requests into the typed fields (a key the CLI did not write
-        leaves its field as it is)."""
-        if self.extra.get("message_only"):
-            self.message_only = True
-        if self.extra.get("filled"):
-            self.filled = True
-        asked = self.extra.get("ratchet")
-        if asked is not None:
-            self.ratchet = RatchetRequest(
-                names=tuple(asked.get("names") or ()),
-                rev=asked.get("rev"),
-                report=bool(asked.get("report")),
-            )

@@ -58,7 +58,7 @@ def selected_gates(ctx: Context, wanted: list[str] | None) -> list[str]:
                 f"--gate {name!r}: the findings baseline covers the content gates but conflicts",
                 expected="one of " + ", ".join(fb.GATES),
             )
-    configured = [g for g in fb.GATES if g in ctx.config_data["preflight"]["gates"]]
+    configured = [g for g in fb.GATES if g in ctx.config.preflight.gates]
     return [g for g in configured if not wanted or g in wanted]
 
 

@@ -29,7 +29,7 @@ def _message_only(opts: Options, message_file: str | None) -> None:
             "--base, --head, --commit or --require-commits"
         )
     opts.message_file = message_file
-    opts.extra["message_only"] = True
+    opts.message_only = True
 
 
 FilledOpt = Annotated[
@@ -52,7 +52,7 @@ def trailers_check(
 ) -> None:
     """Judge the trailers of merge-base(base, head)..head, one --commit, or a message file."""
     _messages_only(opts, message_file)
-    opts.extra["filled"] = filled
+    opts.filled = filled
     run_gates(opts, ["trailers"])
 
 

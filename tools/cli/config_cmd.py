@@ -7,7 +7,7 @@ import json
 import os
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -17,6 +17,7 @@ from tools.fsio import write_atomic
 from tools.options import Options
 
 if TYPE_CHECKING:
+    from tools.config_model import ProtocolConfig
     from tools.git import Git
 
 # Heavy modules (gitpython, jsonschema, yaml) load inside the commands: `tools --help` stays fast
@@ -49,10 +50,10 @@ def starter_config(git: Git) -> str:
     return text.replace("\nbase: origin/main\n", f"\nbase: {json.dumps(base)}\n", 1)
 
 
-def _gitattributes_lines(cfg: dict[str, Any]) -> list[str]:
+def _gitattributes_lines(cfg: ProtocolConfig) -> list[str]:
     return [
-        f"{cfg['index']['path']} merge={INDEX_DRIVER}",
-        f"{cfg['ledger']['path']} merge=union",
+        f"{cfg.index.path} merge={INDEX_DRIVER}",
+        f"{cfg.ledger.path} merge=union",
     ]
 
 
@@ -213,7 +214,7 @@ def init(opts: Options, force: ForceOpt = False, adopt: AdoptOpt = False) -> Non
             _write_if_absent(cfg_path, text, force=force),
         )
     ]
-    cfg, _ = config_mod.load(git.root, opts.config, tools_dir=git.tools_dir())
+    cfg = config_mod.load_typed(git.root, opts.config, tools_dir=git.tools_dir())
     steps += _repository_files(git, cfg, force=force)
     steps += [(os.path.relpath(h.path, git.root), h.verb) for h in hooks.install(git, force=force)]
     notes: list[str] = []
@@ -230,7 +231,7 @@ def init(opts: Options, force: ForceOpt = False, adopt: AdoptOpt = False) -> Non
         raise typer.Exit(1)
 
 
-def _repository_files(git: Git, cfg: dict[str, Any], *, force: bool) -> list[tuple[str, str]]:
+def _repository_files(git: Git, cfg: ProtocolConfig, *, force: bool) -> list[tuple[str, str]]:
     """The attribute lines, the merge driver, and what the config's gates require, so that
     the next commit can pass: (what, verb) per step."""
     steps = [
@@ -240,14 +241,14 @@ def _repository_files(git: Git, cfg: dict[str, Any], *, force: bool) -> list[tup
         )
     ]
     steps.append((f"git config merge.{INDEX_DRIVER}.*", _register_driver(git, force=force)))
-    gates = set(cfg["preflight"]["gates"])
+    gates = set(cfg.preflight.gates)
     if "now" in gates:
         today = datetime.datetime.now(datetime.timezone.utc).date().isoformat()
-        now_path = cfg["now"]["path"]
-        text = _now_digest(cfg["now"]["headings"], today)
+        now_path = cfg.now.path
+        text = _now_digest(list(cfg.now.headings), today)
         steps.append((now_path, _write_absent(git.root / now_path, text)))
     if "index" in gates:
-        index_path = cfg["index"]["path"]
+        index_path = cfg.index.path
         steps.append((index_path, _write_absent(git.root / index_path, _index_header())))
     return steps
 

@@ -90,7 +90,7 @@ def hooks_run(opts: Options, hook: HookArg, args: ArgsArg = None) -> None:
             raise UsageError("the commit-msg hook takes one argument: the message file")
         opts.message_file = args[0]
         opts.range_paths = False
-        opts.extra.update(message_only=True, filled=True)
+        opts.message_only = opts.filled = True
         report = hooks.judge(opts, hooks.MESSAGE_GATES)
     else:
         report = _pre_push(git, opts, stdin)

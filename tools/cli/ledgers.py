@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 
@@ -26,14 +26,14 @@ NO_ROW = "—"  # also index_table.NO_ROW; repeated here for the option's help o
 
 
 # -- shared helpers -----------------------------------------------------------------------------
-def _repo_file(opts: Options, key: str) -> tuple[Git, str, Path]:
+def _repo_file(opts: Options, key: Literal["index", "ledger"]) -> tuple[Git, str, Path]:
     """The repository, the configured repo-relative path of ``key`` and its full path."""
-    from tools.config import load as load_config
+    from tools.config import load_typed
     from tools.git import Git
 
     git = Git(opts.repo)
-    cfg, _ = load_config(git.root, opts.config)
-    rel = cfg[key]["path"]
+    cfg = load_typed(git.root, opts.config)
+    rel = cfg.index.path if key == "index" else cfg.ledger.path
     return git, rel, git.worktree_path(rel)
 
 

@@ -63,10 +63,10 @@ def _prelude(opts: Options) -> Git:
 
 
 def _ledger_path(git: Git, opts: Options) -> tuple[Path, str]:
-    from tools.config import load as load_config
+    from tools.config import load_typed
 
-    cfg, _ = load_config(git.root, opts.config, tools_dir=git.tools_dir())
-    rel = cfg["ledger"]["path"]
+    cfg = load_typed(git.root, opts.config, tools_dir=git.tools_dir())
+    rel = cfg.ledger.path
     return git.root / rel, rel
 
 

@@ -7,13 +7,14 @@ The counting engine loads inside the commands, so registering them costs start-u
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Annotated, Any
 
 import typer
 
 from tools.cli.common import EXIT_FAIL, REPORT, TEXT_JSON, command, emit, new_app
 from tools.errors import UsageError
-from tools.options import Options
+from tools.options import Options, RatchetRequest
 
 NamesArg = Annotated[
     list[str] | None,
@@ -39,7 +40,7 @@ def _select(opts: Options, names: list[str] | None, rev: str | None, base: str |
     opts.base = base
     if rev is not None and opts.config_from == "base":
         opts.head = rev  # the counted tree is the head whose merge base holds the baselines
-    opts.extra["ratchet"] = {"names": list(names or []), "rev": rev}
+    opts.ratchet = RatchetRequest(tuple(names or ()), rev)
 
 
 def _per_file_table(stats: dict[str, Any]) -> str:
@@ -70,7 +71,7 @@ def ratchet_check(
     from tools.report import render
 
     _select(opts, names, rev, base)
-    opts.extra["ratchet"]["report"] = report
+    opts.ratchet = replace(opts.ratchet or RatchetRequest(), report=report)
     ctx = Context(opts)
     result = gates.run("ratchet", ctx)
     # Severities and the findings baseline judge it as preflight does.
@@ -104,7 +105,9 @@ def _tighten(opts: Options) -> int:
     from tools.ratchets.tree import Tree
 
     ctx = Context(opts)
-    ratchets = engine.load(ctx.config, ctx.config_source, opts.extra["ratchet"]["names"])
+    ratchets = engine.load(
+        ctx.config, ctx.config_source, list(opts.ratchet.names if opts.ratchet else ())
+    )
     tree = tree_for(ctx)
     disk = Tree(ctx.git)  # the baseline files tighten rewrites
     refusals: list[str] = []
@@ -113,7 +116,7 @@ def _tighten(opts: Options) -> int:
             refusals += [f"{r.name}.{bucket} is unarmed: it {p}" for p in problems]
     plans: list[dict[str, Any]] = []
     if not refusals:
-        counts, _ = engine.count(tree, ratchets, ctx.config_data["index"]["path"])
+        counts, _ = engine.count(tree, ratchets, ctx.config.index.path)
         for r in ratchets:
             before = read_baseline(disk, r)
             now = dict(counts[r.name].counts)

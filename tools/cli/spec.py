@@ -111,14 +111,14 @@ def spec_render(
     """Write or refresh the evidence block of a ledger record in the spec's Now section
     (one block per plan; a second run changes no byte)."""
     from tools import evidence
-    from tools.config import load as load_config
+    from tools.config import load_typed
     from tools.fsio import write_atomic
     from tools.git import Git, decode, encode
 
     git = Git(opts.repo)
-    cfg, _ = load_config(git.root, opts.config)
+    cfg = load_typed(git.root, opts.config)
     rel, full = spec_path(git, path)
-    ledger_rel = cfg["ledger"]["path"]
+    ledger_rel = cfg.ledger.path
     ledger_file = git.worktree_path(ledger_rel)
     if ledger_file.is_dir():
         raise UsageError("is a directory, expected the ledger file", where=ledger_rel)
