@@ -7,7 +7,7 @@ exit 130. Installed only over Python's own handler in the main thread, so an emb
 program's handler is left alone.
 
 Afterwards SIGINT is a KeyboardInterrupt that ``main()`` ends, except where Python cannot
-raise it: inside a destructor (gitpython's objects finalise at any collection) it would print
+raise it: inside a destructor (an object finalised at any collection) it would print
 "Exception ignored" with a traceback and go on. ``sys.unraisablehook`` ends those the same
 way, with one line and exit 130; every other unraisable error keeps Python's own report.
 """

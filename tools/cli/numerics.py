@@ -36,7 +36,7 @@ def _need_numerics() -> None:
 
 
 def _context(opts: Options) -> Context:
-    # Loaded here, not at import: the CLI shell stays free of gitpython and jsonschema.
+    # Loaded here, not at import: the CLI shell stays free of the git layer and jsonschema.
     from tools.context import Context
 
     return Context(opts)
