@@ -106,7 +106,8 @@ def _judge_c_source(text: str) -> None:
     import re
 
     from tools.ratchets.guards import GuardSet
-    from tools.ratchets.pattern import Bucket, Detector, required
+    from tools.ratchets.literals import required
+    from tools.ratchets.pattern import Bucket, Detector
 
     guards = GuardSet([re.compile(r"VT_\w+")])
     buckets = [

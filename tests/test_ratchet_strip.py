@@ -19,7 +19,8 @@ from tools.globs import Globs
 from tools.ratchets import baseline, engine
 from tools.ratchets import markdown as md_kind
 from tools.ratchets.cstrip import strip_c
-from tools.ratchets.pattern import lines_with, required
+from tools.ratchets.literals import required
+from tools.ratchets.pattern import lines_with
 
 ROOT = Path(__file__).resolve().parents[1]
 MIB = 1 << 20
@@ -260,6 +261,102 @@ def test_the_prefilter_never_rejects_a_line_the_regex_matches(pattern: str, line
         assert needs.holds_bytes(line.encode())
         assert needs.anchor is None or needs.anchor in line
         assert needs.probe is None or any(lit in line for lit in needs.probe)
+
+
+# The reader of the pattern text, against ``re`` itself: regexes built from every construct
+# it knows and several it does not, matched on lines over the same small alphabet.
+_ATOMS = st.sampled_from(
+    ["a", "b", "ab", "x", " ", ".", "\\.", "[ab]", "[a]", "[^a]", "[]a]", "\\w", "\\b", "^",
+     "$", "\\x61", "\\u0062", "\\t", "{", "}", "]", "a{}", "\\-", "(?#c)", "(?s)", "\\Ab"]
+)  # fmt: skip
+_QUANTS = st.sampled_from(
+    ["", "", "*", "+", "?", "{2}", "{0,1}", "{,2}", "{1,}", "+?", "*+", "{,}"]
+)
+
+
+def _wrap(inner: str, kind: str) -> str:
+    return {
+        "": "(" + inner + ")", ":": "(?:" + inner + ")", "P": "(?P<g>" + inner + ")",
+        ">": "(?>" + inner + ")", "=": "(?=" + inner + ")", "!": "(?!" + inner + ")",
+        "<": "(?<!a)" + inner, "i": "(?i:" + inner + ")", "-": "(?-i:" + inner + ")",
+        "|": inner + "|b", "ref": "(" + inner + ")?\\1", "if": "(a)?(?(1)" + inner + "|b)",
+    }[kind]  # fmt: skip
+
+
+_REGEXES = st.recursive(
+    st.tuples(_ATOMS, _QUANTS).map("".join),
+    lambda inner: st.one_of(
+        st.lists(inner, min_size=1, max_size=4).map("".join),
+        st.tuples(inner, st.sampled_from(["", ":", "P", ">", "=", "!", "<", "i", "-", "|", "ref",
+                                          "if"]), _QUANTS).map(lambda t: _wrap(t[0], t[1]) + t[2]),
+    ),
+    max_leaves=8,
+)  # fmt: skip
+
+
+@settings(max_examples=1500, deadline=None)
+@given(_REGEXES, st.text(alphabet="abx .\t{}]-c", max_size=30))
+def test_the_literals_read_from_any_regex_are_necessary(pattern: str, line: str) -> None:
+    try:
+        regex = re.compile(pattern)
+    except re.error:
+        return
+    if regex.search(line):
+        needs = required(pattern)
+        assert needs.holds(line), (pattern, line, needs)
+        assert needs.anchor is None or needs.anchor in line
+
+
+@pytest.mark.parametrize(
+    ("pattern", "clauses"),
+    [
+        (r"(?>abc)d", (("abc",), ("d",))),  # an atomic group holds its characters
+        (r"a++b", (("a",), ("b",))),  # so does a possessive repeat of at least one
+        (r"x(?:yz|yw)q", (("x",), ("yw", "yz"), ("q",))),
+        (r"a{}b", (("a{}b",),)),  # "{}" is two characters, not a repeat
+        (r"a{,2}b", (("b",),)),
+        (r"[.]h\x41", ((".hA",),)),
+        (r"(?s:ab)(?#note)c", (("ab",), ("c",))),
+        (r"(?i:ab)c", (("c",),)),
+        (r"(?=ab)cd(?<!x)", (("cd",),)),
+        (r"(a)?\1b\101c", (("b",), ("c",))),  # the digits of an escape go with it
+        (r"\N{LATIN SMALL LETTER A}b", (("b",),)),
+    ],
+)
+def test_literals_read_from_the_pattern_text(
+    pattern: str, clauses: tuple[tuple[str, ...], ...]
+) -> None:
+    re.compile(pattern)
+    assert required(pattern).clauses == clauses
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    ["(?x)a b", "(?x:a b)", "(?ix)ab", "a)", "(a", "[a", "a\\", "\\q", "*a", "a**", "(?<n>a)",
+     "(?Q)", "\\x4", "(" * 200 + "a" + ")" * 200, "a" * 10_001],
+)  # fmt: skip
+def test_what_the_reader_does_not_vouch_for_gives_no_prefilter(pattern: str) -> None:
+    needs = required(pattern)
+    assert (needs.clauses, needs.anchor) == ((), None)
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        "(" * MIB + "a" + ")" * MIB,
+        "(?:" * (MIB // 3),
+        "ab|" * (MIB // 3),
+        "[" + "\\]" * (MIB // 2),
+        "a" * 9_999,
+        "ab|" * 3_333,
+        "(?:ab)+" * 1_428,
+        "\\x41" * 2_500,
+        "(?#" * 3_333 + ")",
+        "[^a]" * 2_500,
+    ],
+)
+def test_reading_a_hostile_pattern_is_bounded(pattern: str) -> None:
+    _timed(required, pattern)
 
 
 # -- line scanning ------------------------------------------------------------------------------

@@ -26,13 +26,13 @@ from tools.globs import Globs
 from tools.ratchets import baseline as baseline_mod
 from tools.ratchets import markdown as md_kind
 from tools.ratchets.guards import GuardSet
+from tools.ratchets.literals import required
 from tools.ratchets.pattern import (
     Bucket,
     Detector,
     Marker,
     compile_regex,
     is_binary,
-    required,
 )
 from tools.ratchets.tree import Tree
 from tools.repo_paths import is_repo_relative

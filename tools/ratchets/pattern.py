@@ -4,7 +4,8 @@ A bucket counts *lines* (sites): a line that matches its regex once or five time
 site, as ``git grep -c`` counts. Regexes are matched line by line (``^`` and ``$`` are the
 line's ends, a trailing ``\\r`` is dropped), after C/C++ stripping when ``strip: c``.
 
-Speed: each regex gets a necessary condition read from its parse tree (:func:`required`: the
+Speed: each regex gets a necessary condition read from its text
+(:func:`tools.ratchets.literals.required`: the
 literals every match contains, e.g. ``include`` and one of ``cuda_runtime`` / ``/cuda/``). A
 file whose bytes fail every bucket's condition is neither decoded nor stripped, and only the
 lines holding a bucket's longest literal are matched. The condition is necessary, never a
@@ -15,22 +16,12 @@ same path, so a prefilter that lost a match would disarm its bucket.
 from __future__ import annotations
 
 import re
-import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
 
 from tools.ratchets.cstrip import strip_c
 from tools.ratchets.guards import GuardSet, guarded_lines
-
-with warnings.catch_warnings():
-    warnings.simplefilter("ignore", DeprecationWarning)
-    try:  # the regex parser the re module itself uses (3.11+ keeps it private)
-        from re import _constants as _sre_c
-        from re import _parser as _sre_p
-    except ImportError:  # pragma: no cover - Python 3.10
-        import sre_constants as _sre_c  # type: ignore[no-redef]
-        import sre_parse as _sre_p  # type: ignore[no-redef]
+from tools.ratchets.literals import Needs
 
 BINARY_PROBE = 8000  # what git itself inspects
 
@@ -38,123 +29,6 @@ BINARY_PROBE = 8000  # what git itself inspects
 def is_binary(data: bytes) -> bool:
     """git's heuristic (``git grep`` skips such files too): a NUL in the first 8,000 bytes."""
     return b"\0" in data[:BINARY_PROBE]
-
-
-# -- required literals ------------------------------------------------------------------------
-def _longest(clauses: list[frozenset[str]]) -> str:
-    """The likely rarest single literal (an alternative of a branch stands for its branch)."""
-    singles = [next(iter(c)) for c in clauses if len(c) == 1]
-    return max(singles, key=lambda lit: (_selectivity((lit,)), len(lit))) if singles else ""
-
-
-def _clauses(seq: Any) -> list[frozenset[str]]:
-    """What every match of the parsed sequence ``seq`` contains: a list of clauses, each a
-    set of literals of which a match holds at least one."""
-    clauses: list[frozenset[str]] = []
-    run: list[str] = []
-
-    def flush() -> None:
-        if run:
-            clauses.append(frozenset(["".join(run)]))
-            run.clear()
-
-    for op, av in seq:
-        if op is _sre_c.LITERAL:
-            run.append(chr(av))
-        elif op is _sre_c.AT:
-            continue  # zero-width: the characters around it are still adjacent
-        elif op is _sre_c.SUBPATTERN:
-            flush()
-            if not av[1] & _sre_c.SRE_FLAG_IGNORECASE:
-                clauses += _clauses(av[3])
-        elif op in (_sre_c.MAX_REPEAT, _sre_c.MIN_REPEAT) and av[0] >= 1:
-            flush()
-            clauses += _clauses(av[2])
-        elif op is _sre_c.BRANCH:
-            flush()
-            alternatives = [_longest(_clauses(alt)) for alt in av[1]]
-            if all(alternatives):
-                clauses.append(frozenset(alternatives))
-        else:
-            flush()
-    flush()
-    return clauses
-
-
-def _piece(literal: str) -> str:
-    # Stripping turns characters into spaces: only a space-free piece is sure to survive.
-    return max(re.split(r"[ \n]", literal), key=len)
-
-
-# Words nearly every source file holds: a clause made of them filters nothing.
-_COMMON = frozenset(
-    """auto bool break case char class const continue def default define defined delete do
-    double elif else endif enum error extern false float for from if ifdef ifndef import
-    include inline int long namespace new nullptr pragma private protected public return self
-    short signed size_t sizeof static std struct switch template this true typedef typename
-    undef union unsigned using virtual void volatile while""".split()
-)
-
-
-def _selectivity(clause: tuple[str, ...]) -> int:
-    """How rare a clause's literals are likely to be: the shortest one's length, zero for a
-    common word (a guess that only decides which files are read, never what is counted)."""
-    return min(0 if lit.strip("#").lower() in _COMMON else len(lit) for lit in clause)
-
-
-class Needs:
-    """A necessary condition for a line to match: every clause holds one of its literals.
-    ``anchor`` (the longest single literal, or None) finds the candidate lines of a file;
-    ``probe`` (the clause likely rarest, or None) asks git which files to read at all."""
-
-    def __init__(self, clauses: tuple[tuple[str, ...], ...] = (), anchor: str | None = None):
-        self.clauses = clauses
-        self.anchor = anchor
-        ranked = sorted(enumerate(clauses), key=lambda ic: (_selectivity(ic[1]), ic[0]))
-        self.probe: tuple[str, ...] | None = ranked[-1][1] if ranked else None
-        # The likely rarest clause first: a file that lacks it is rejected after one search.
-        self._bytes = [
-            tuple(lit.encode("utf-8", "surrogateescape") for lit in clause)
-            for _, clause in reversed(ranked)
-        ]
-
-    def __repr__(self) -> str:
-        return f"Needs({self.clauses!r}, anchor={self.anchor!r})"
-
-    def holds(self, text: str) -> bool:
-        return all(any(lit in text for lit in clause) for clause in self.clauses)
-
-    def holds_bytes(self, data: bytes) -> bool:
-        for clause in self._bytes:
-            for lit in clause:
-                if lit in data:
-                    break
-            else:
-                return False
-        return True
-
-
-def required(pattern: str) -> Needs:
-    """The necessary condition of ``pattern`` (empty: no prefilter, every line is matched).
-
-    Read from the regex's parse tree: runs of plain characters, groups, repeats of at least
-    one, and alternations whose every branch holds a literal. Case-insensitive parts give
-    nothing. Stripping inserts spaces, so a literal is cut to its longest space-free piece.
-    """
-    try:
-        parsed = _sre_p.parse(pattern)
-        if parsed.state.flags & _sre_c.SRE_FLAG_IGNORECASE:
-            return Needs()
-        found = _clauses(parsed)
-    except Exception:  # noqa: BLE001 - a private parser: any surprise means no prefilter
-        return Needs()
-    clauses: list[tuple[str, ...]] = []
-    for clause in found:
-        pieces = tuple(sorted({_piece(lit) for lit in clause}))
-        if all(pieces) and pieces not in clauses:
-            clauses.append(pieces)
-    singles = [c[0] for c in clauses if len(c) == 1]
-    return Needs(tuple(clauses), max(singles, key=len) if singles else None)
 
 
 # -- lines --------------------------------------------------------------------------------------
