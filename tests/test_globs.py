@@ -17,6 +17,7 @@ from tools.globs import Globs
         ("docs", ["docs", "docs/a.md"], ["src/docs/a.md"]),
         ("tools/cli/*.py", ["tools/cli/a.py"], ["tools/cli/x/a.py"]),
         ("src/**/test_*.py", ["src/test_a.py", "src/x/y/test_b.py"], ["src/x/a_test.py"]),
+        ("**/*/", ["a/b", "x/y/z.md"], ["a"]),  # any folder: what is under one
     ],
 )
 def test_patterns_match_the_whole_path(pattern: str, hits: list[str], misses: list[str]) -> None:
@@ -31,7 +32,7 @@ def test_negation_and_empty() -> None:
     assert not Globs([]).match("a.md") and not Globs([])
 
 
-# -- the string tests agree with pathspec's regexes ------------------------------------------
+# -- the string tests agree with pathspec ------------------------------------------
 from hypothesis import example, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
@@ -55,24 +56,24 @@ _GLOBS = st.one_of(
 @example(glob="tests/", paths=["tests", "tests/a"])
 @example(glob="**/*.h", paths=["x.h/y", ".h", "a/b.hh"])
 @example(glob="**/docs", paths=["docs", "a/docs", "a/docs/b", "adocs"])
-def test_string_tests_agree_with_the_regexes(glob: str, paths: list[str]) -> None:
+def test_string_tests_agree_with_pathspec(glob: str, paths: list[str]) -> None:
     assert simple_shape(glob) is not None
     globs = Globs([glob])
     assert globs.fast
     for path in paths:
-        assert globs.match(path) == globs.match_regex(path), (glob, path)
+        assert globs.match(path) == globs.match_pathspec(path), (glob, path)
 
 
 @pytest.mark.parametrize("glob", ["src/*.cc", "**/x?.c", "a/**/b", "!x/**", "**/[ab].h", "a*/b"])
-def test_other_shapes_take_the_regex_path(glob: str) -> None:
+def test_other_shapes_take_the_pathspec_path(glob: str) -> None:
     assert simple_shape(glob) is None
     assert not Globs([glob]).fast
 
 
 @settings(max_examples=300, deadline=None)
 @given(globs=st.lists(_GLOBS, min_size=1, max_size=5), paths=st.lists(_PATHS, min_size=1))
-def test_a_set_of_simple_globs_agrees_with_the_regexes(globs: list[str], paths: list[str]) -> None:
+def test_a_set_of_simple_globs_agrees_with_pathspec(globs: list[str], paths: list[str]) -> None:
     compiled = Globs(globs)
     assert compiled.fast
     for path in paths:
-        assert compiled.match(path) == compiled.match_regex(path), (globs, path)
+        assert compiled.match(path) == compiled.match_pathspec(path), (globs, path)

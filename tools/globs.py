@@ -7,34 +7,26 @@ one directory, ``**`` crosses directories, and a pattern without a slash (``READ
 means any depth says ``**/*.md``). A pattern naming a directory (``docs``, ``docs/``) covers
 every path under it. A leading ``!`` negates, the last matching pattern winning.
 
-Without negations the set compiles into one regex, so matching 20,000 paths costs one regex
-call each; it also translates into git pathspecs that narrow a ``git grep``. The common
-shapes (``**/*.h``, ``**/cuda/**``, ``docs/**``, ``README.md``) are matched by string tests
-instead, without loading ``pathspec`` at all; the regex path is their test oracle.
+The common shapes (``**/*.h``, ``**/cuda/**``, ``docs/**``, ``README.md``) are matched by
+string tests, without loading ``pathspec`` at all; the others go through pathspec's public
+matcher (cached per path), which is also the string tests' oracle. A set translates into
+git pathspecs that narrow a ``git grep``.
 """
 
 from __future__ import annotations
 
 import re
-import warnings
 from collections.abc import Iterable
+from typing import Any
 
 _MAGIC = frozenset("*?[\\!")
 
 
-def _pattern_class() -> type:
-    """pathspec's gitwildmatch pattern class, imported only when a glob needs it."""
-    try:  # pathspec >= 1.0 names git's own semantics "gitignore"
-        from pathspec.patterns.gitignore.spec import GitIgnoreSpecPattern as pattern
-    except ImportError:  # pragma: no cover - pathspec 0.12
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", DeprecationWarning)
-            from pathspec.patterns import GitWildMatchPattern as pattern  # type: ignore
-    return pattern
+def _spec(lines: list[str]) -> Any:
+    """pathspec's git matcher for gitignore lines, loaded only when a glob needs it."""
+    import pathspec
 
-
-# pathspec names a group in every pattern; a combined alternation must not repeat the name.
-_NAMED_GROUP = re.compile(r"\(\?P<[A-Za-z_][A-Za-z0-9_]*>")
+    return pathspec.GitIgnoreSpec.from_lines(lines)
 
 
 def _literal(text: str) -> bool:
@@ -123,9 +115,7 @@ class Globs:
     def __init__(self, patterns: Iterable[str]):
         self.patterns = list(patterns)
         self._cache: dict[str, bool] = {}
-        self._compiled = False
-        self._ordered: list[tuple[bool, re.Pattern[str]]] = []
-        self._one: re.Pattern[str] | None = None
+        self._specs: list[tuple[bool, Any]] | None = None
         live = [g for g in self.patterns if g.lstrip("!").strip() and not g.startswith("#")]
         self._live = bool(live)
         shapes = [simple_shape(g) for g in live]
@@ -135,26 +125,23 @@ class Globs:
             self._shapes = shapes  # type: ignore[assignment]
             self._fast = _Simple(self._shapes)
 
-    def _compile(self) -> None:
-        """The regex path (pathspec's translation of each glob), built on first need."""
-        if self._compiled:
-            return
-        self._compiled = True
-        pattern_class = _pattern_class()
-        compiled: list[tuple[bool, str]] = []
-        for glob in self.patterns:
-            negate = glob.startswith("!")
-            body = glob[1:] if negate else glob
-            if not body.strip() or body.startswith("#"):
-                continue  # a blank or comment line selects nothing
-            pattern = pattern_class(("!" if negate else "") + _anchored(body))
-            if pattern.include is None or pattern.regex is None:
-                continue
-            compiled.append((bool(pattern.include), _NAMED_GROUP.sub("(?:", pattern.regex.pattern)))
-        self._ordered = [(inc, re.compile(text, re.DOTALL)) for inc, text in compiled]
-        self._one = None
-        if compiled and all(inc for inc, _ in compiled):
-            self._one = re.compile("|".join(f"(?:{t})" for _, t in compiled), re.DOTALL)
+    def _compile(self) -> list[tuple[bool, Any]]:
+        """The pathspec path, built on first need: (include, matcher) in order, every glob
+        anchored at the repository root. A set without negations is one matcher; with them,
+        each glob is its own and the last one matching wins (GitIgnoreSpec would rank a
+        match on a path before one on a folder above it)."""
+        if self._specs is None:
+            lines: list[tuple[bool, str]] = []
+            for glob in self.patterns:
+                negate = glob.startswith("!")
+                body = glob[1:] if negate else glob
+                if body.strip() and not body.startswith("#"):  # else it selects nothing
+                    lines.append((not negate, _anchored(body)))
+            if all(include for include, _ in lines):
+                self._specs = [(True, _spec([line for _, line in lines]))]
+            else:
+                self._specs = [(include, _spec([line])) for include, line in lines]
+        return self._specs
 
     def __bool__(self) -> bool:
         return self._live
@@ -169,27 +156,19 @@ class Globs:
             return self._fast(path)
         hit = self._cache.get(path)
         if hit is None:
-            hit = self._cache[path] = self.match_regex(path)
+            hit = self._cache[path] = self.match_pathspec(path)
         return hit
 
-    def match_regex(self, path: str) -> bool:
-        """The plain path: pathspec's regexes (the oracle of the string tests)."""
-        self._compile()
-        if self._one is not None:
-            return self._one.match(path) is not None
+    def match_pathspec(self, path: str) -> bool:
+        """The plain path: pathspec's matching (the oracle of the string tests)."""
         hit = False
-        for include, rx in self._ordered:
-            if rx.match(path) is not None:
+        for include, spec in self._compile():
+            if spec.match_file(path):
                 hit = include
         return hit
 
     def _plain_pathspecs(self) -> list[str]:
         return list(dict.fromkeys(spec for shape in self._shapes for spec in _plain(shape)))
-
-    def one_regex(self) -> str | None:
-        """The set as one regex text (None when a glob is negated: order matters then)."""
-        self._compile()
-        return self._one.pattern if self._one is not None else None
 
     def pathspecs(self) -> list[str] | None:
         """Git pathspecs selecting at least every path this set matches (for narrowing a

@@ -57,26 +57,12 @@ class Ratchet:
     cell_max: int = md_kind.CELL_MAX
     # exempt_files: path -> bucket -> how many of its first sites are exempt (None: all)
     exempt_files: dict[str, dict[str, int | None]] = field(default_factory=dict)
-    _scope: Any = field(default=None, repr=False, compare=False)
 
     def selects(self, path: str) -> bool:
         if self.kind == "markdown":
             return path == self.path
-        if self._scope is None:
-            assert self.include is not None and self.exclude is not None
-            include, exclude = self.include, self.exclude
-            if include.fast and exclude.fast:
-                # string tests (no regex): the common globs
-                self._scope = lambda p: include.match(p) and not exclude.match(p)
-                return bool(self._scope(path))
-            inc, exc = include.one_regex(), exclude.one_regex()
-            if inc is not None and (exc is not None or not exclude):
-                # include and not exclude, as one regex: one call per path
-                text = inc if exc is None else f"(?!{exc})(?:{inc})"
-                self._scope = re.compile(text, re.DOTALL).match
-            else:
-                self._scope = lambda p: include.match(p) and not exclude.match(p)
-        return bool(self._scope(path))
+        assert self.include is not None and self.exclude is not None
+        return self.include.match(path) and not self.exclude.match(path)
 
 
 @dataclass(frozen=True)
