@@ -25,14 +25,24 @@ created_match = _CREATED.fullmatch
 
 
 # -- canonical form and ids -------------------------------------------------------------------
+# One encoder with the canonical settings, made once: verification encodes every record of a
+# ledger, and json.dumps would build a new encoder per call. No cycle check: a record parsed
+# from JSON holds none, and a cycle built in code recurses into the RecursionError below.
+_CANONICAL = json.JSONEncoder(
+    sort_keys=True,
+    separators=(",", ":"),
+    ensure_ascii=False,
+    allow_nan=False,
+    check_circular=False,
+).encode
+
+
 def canonical_json(obj: Any) -> bytes:
     """Keys sorted, separators ``,``/``:``, UTF-8 without escaping non-ASCII, floats as
     Python's shortest round-trip repr; NaN and infinities raise ValueError (so does a lone
-    surrogate, which has no UTF-8 form)."""
+    surrogate, which has no UTF-8 form, and a cycle)."""
     try:
-        text = json.dumps(
-            obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
-        )
+        text = _CANONICAL(obj)
     except RecursionError:
         raise ValueError("nested too deeply") from None
     return text.encode("utf-8")

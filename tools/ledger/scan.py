@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 from tools.fsio import write_cache
 from tools.ledger.record import (
@@ -71,25 +71,7 @@ def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return obj
 
 
-def _refuse_default(obj: Any) -> Any:
-    raise TypeError(f"{type(obj).__name__} is not JSON")
-
-
-# Verification re-encodes every record; json.dumps builds a new encoder per call, so keep
-# one C encoder with exactly canonical_json's settings (records parsed from JSON hold no cycles).
 _FAST_DECODER = json.JSONDecoder(parse_constant=_refuse_constant)
-try:
-    import _json
-
-    _c_encoder = _json.make_encoder(
-        None, _refuse_default, _json.encode_basestring, None, ":", ",", True, False, False
-    )
-
-    def _canonical_parsed(obj: Any) -> bytes:
-        return "".join(_c_encoder(obj, 0)).encode("utf-8")
-
-except (ImportError, AttributeError, TypeError):  # another Python: the plain path is exact too
-    _canonical_parsed = canonical_json
 
 
 def strict_loads(text: str) -> Any:
@@ -128,7 +110,37 @@ def parse_line(raw: bytes) -> dict[str, Any] | LineError:
     problem = structure_error(obj)
     if problem:
         return LineError(RULE_MALFORMED, problem)
-    return obj
+    return cast(dict[str, Any], obj)  # structure_error vouches for an object
+
+
+def _parsed(raw: bytes) -> tuple[str, Any] | LineError:
+    """The line's text and its JSON value (the fast parse; the strict one, with its exact
+    message, when that fails), or why it has none."""
+    try:
+        text = raw[:-1].decode("utf-8")
+        obj, end = _FAST_DECODER.raw_decode(text)
+        if end != len(text):
+            raise ValueError("not one JSON value")
+    except UnicodeDecodeError as exc:
+        return LineError(RULE_MALFORMED, f"not UTF-8 (byte {exc.start})")
+    except (ValueError, RecursionError):
+        parsed = parse_line(raw)  # leading/trailing blanks are fine; else the exact message
+        if isinstance(parsed, LineError):
+            return parsed
+        return raw[:-1].decode("utf-8"), parsed
+    return text, obj
+
+
+def _canonical_line(body: bytes, without_id: bytes, rid: str) -> bool:
+    """Whether the line is the canonical body with ``,"id":"…"`` after the keys before
+    ``id`` (then it cannot hide a duplicate key)."""
+    at = body.find(b',"id":"')
+    return (
+        len(body) == len(without_id) + 72
+        and body[:at] == without_id[:at]
+        and body[at + 72 :] == without_id[at:]
+        and body[at + 7 : at + 71] == rid.encode("ascii")
+    )
 
 
 def _scan_one(line_no: int, raw: bytes, large: _Large | None = None) -> Scanned:
@@ -143,31 +155,18 @@ def _scan_one(line_no: int, raw: bytes, large: _Large | None = None) -> Scanned:
     itself is not returned (it holds placeholders).
     """
     body = raw[:-1]
-    try:
-        text = body.decode("utf-8")
-        obj, end = _FAST_DECODER.raw_decode(text)
-        if end != len(text):
-            raise ValueError("not one JSON value")
-    except UnicodeDecodeError as exc:
-        err = LineError(RULE_MALFORMED, f"not UTF-8 (byte {exc.start})")
-        return Scanned(line_no, None, None, err, None)
-    except (ValueError, RecursionError):
-        parsed = parse_line(raw)  # leading/trailing blanks are fine; else the exact message
-        if isinstance(parsed, LineError):
-            return Scanned(line_no, None, None, parsed, None)
-        obj = parsed
+    parsed = _parsed(raw)
+    if isinstance(parsed, LineError):
+        return Scanned(line_no, None, None, parsed, None)
+    text, obj = parsed
     rid = obj.get("id") if isinstance(obj, dict) else None
     if not isinstance(rid, str):
         problem = structure_error(obj) or "field `id` missing"
         return Scanned(line_no, None, None, LineError(RULE_MALFORMED, problem), None)
     del obj["id"]
     try:
-        without_id = _canonical_parsed(obj)
-    except RecursionError:
-        obj["id"] = rid
-        err = LineError(RULE_MALFORMED, "not canonical-JSON-able: nested too deeply")
-        return Scanned(line_no, None, None, err, None)
-    except ValueError as exc:  # a lone surrogate escaped in the JSON text has no UTF-8 form
+        without_id = canonical_json(obj)
+    except ValueError as exc:  # too deep, or a lone surrogate (escaped in the text) has no UTF-8
         obj["id"] = rid
         err = LineError(RULE_MALFORMED, f"not canonical-JSON-able: {exc}")
         return Scanned(line_no, None, None, err, None)
@@ -190,18 +189,10 @@ def _scan_one(line_no: int, raw: bytes, large: _Large | None = None) -> Scanned:
         or created_match(created) is None
         or type(obj.get("tool")) is not str
     ):
-        problem = structure_error(obj)
-        if problem:
-            return Scanned(line_no, None, None, LineError(RULE_MALFORMED, problem), None)
-    # The canonical line is the canonical body with `,"id":"…"` after the keys before "id".
-    at = body.find(b',"id":"')
-    if (
-        len(body) != len(without_id) + 72
-        or body[:at] != without_id[:at]
-        or body[at + 72 :] != without_id[at:]
-        or body[at + 7 : at + 71] != rid.encode("ascii")
-        or (large is not None and not large.canonical)
-    ):
+        wrong = structure_error(obj)
+        if wrong:
+            return Scanned(line_no, None, None, LineError(RULE_MALFORMED, wrong), None)
+    if not _canonical_line(body, without_id, rid) or (large is not None and not large.canonical):
         try:  # not the canonical text: it may hide a duplicate key
             strict_loads(text)
         except ValueError as exc:
@@ -257,7 +248,7 @@ class _Large:
         if canonical:
             return [memoryview(self.raw)[a:b]]
         value = json.loads(self.raw[a:b].decode("utf-8"))
-        return [_canonical_parsed(value)]  # may raise for a lone surrogate
+        return [canonical_json(value)]  # may raise for a lone surrogate
 
     def digest(self, without_id: bytes) -> str | None:
         """sha256 of ``without_id`` with each placeholder replaced by the canonical form of
