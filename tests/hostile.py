@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any, NamedTuple
 
-from tools import commit_messages, index_table, ledger, markdown, trailers
+from tools import commit_messages, index_table, ledger, markdown, trailer_block
 from tools.config import defaults, merge
 from tools.config_model import protocol_config
 from tools.gates import conflicts, now
@@ -40,7 +40,7 @@ _INDEX_HEAD = "# Index\n\n| Issue | Row | Title | Kind |\n|---|---|---|---|\n"
 
 def forget() -> None:
     """Clear the parsers' memo caches, so that a repeated run measures the parse itself."""
-    trailers.find_block.cache_clear()
+    trailer_block.find_block.cache_clear()
     trailers_gate.assisted_by_parts.cache_clear()
     markdown.forget()
 
@@ -66,7 +66,7 @@ def _judge_markdown(text: str) -> None:
     anchors, sections, links, NOW entries and stamps, prose for citations, ratchet sites, the
     rows of ``spec_now`` (each gate parses once and reads a part of this)."""
     from tools.gates import docs
-    from tools.ratchets import markdown as ratchet_md
+    from tools.ratchets import markdown_measures as ratchet_md
 
     doc = markdown.parse(text)
     doc.anchors()
@@ -270,7 +270,12 @@ def cases() -> list[Case]:
         Case("preprocessor", "defined", _judge_c_source, "#if " + "defined(" * deep + "\nx\n"),
     ]
     out.append(
-        Case("trailer lines", "git reference parser", trailers.git_trailers, msg + "a" * MIB + "\n")
+        Case(
+            "trailer lines",
+            "git reference parser",
+            trailer_block.git_trailers,
+            msg + "a" * MIB + "\n",
+        )
     )
     return out
 

@@ -11,7 +11,7 @@ from tools import index_table, markdown
 from tools.errors import UsageError
 from tools.gates import docs as docs_gate
 from tools.gates import now
-from tools.ratchets import markdown as ratchet_md
+from tools.ratchets import markdown_measures as ratchet_md
 
 
 def anchors(text: str) -> set[str]:

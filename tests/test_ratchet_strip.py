@@ -17,7 +17,7 @@ from tools.config_model import protocol_config
 from tools.errors import UsageError
 from tools.globs import Globs
 from tools.ratchets import baseline, engine
-from tools.ratchets import markdown as md_kind
+from tools.ratchets import markdown_measures as md_kind
 from tools.ratchets.cstrip import strip_c
 from tools.ratchets.literals import required
 from tools.ratchets.pattern import lines_with

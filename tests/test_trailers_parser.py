@@ -9,7 +9,8 @@ from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from tools.git import decode, encode
-from tools.trailers import (
+from tools.lines import split_lines
+from tools.trailer_block import (
     SCISSORS,
     _cut_line_end,
     _patch_start,
@@ -17,7 +18,6 @@ from tools.trailers import (
     git_parse_output,
     git_trailers,
     paragraphs,
-    split_lines,
 )
 
 

@@ -21,6 +21,7 @@ from typing import NamedTuple
 
 from tools.appendonly import Entry
 from tools.git import decode, encode
+from tools.lines import split_lines
 
 HEADER = ("issue", "row", "title", "kind")
 HEADER_LINE = "| Issue | Row | Title | Kind |"
@@ -203,14 +204,6 @@ class Table:
                     taken.add(line_no)
                     items.append((line_no, BodyLine(("~", text.strip()), text.strip(), text)))
         return [item for _, item in sorted(items, key=lambda pair: pair[0])]
-
-
-def split_lines(text: str) -> list[str]:
-    """Lines without their ``\\n`` (a final newline ends the last line, it starts none)."""
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    return lines
 
 
 def line_start(raw: bytes, line_no: int) -> int:

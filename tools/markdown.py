@@ -23,10 +23,12 @@ import re
 import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import pyromark
 
+from tools import lines as text_lines
 from tools.errors import UsageError
 
 _O = pyromark.Options
@@ -50,14 +52,8 @@ _INLINE_TAGS = frozenset(
 )
 
 
-def split_lines(text: str) -> list[str]:
-    """Lines split on ``\\n`` with a final ``\\r`` dropped; a final newline starts no line."""
-    lines = text.split("\n")
-    if "\r" in text:
-        lines = [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
-    if lines and lines[-1] == "":
-        lines.pop()
-    return lines
+# Markdown reads CRLF text as LF.
+split_lines = partial(text_lines.split_lines, drop_cr=True)
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,8 @@ from typing import Any
 
 from tools.commit_messages import is_own_paragraph, marker_lines
 from tools.gates.trailers import assisted_by_ok
-from tools.trailers import find_block, split_lines
+from tools.lines import split_lines
+from tools.trailer_block import find_block
 
 WINDOW = 200  # the last commits read (merges excepted)
 # A marker is a line that is one all-capitals token (FOLLOWING_AGENTS_PROTOCOL).

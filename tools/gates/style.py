@@ -22,8 +22,9 @@ from tools.commit_messages import (
 from tools.config_model import StyleConfig
 from tools.context import Context
 from tools.gates.commit_range import RANGE_EMPTY
+from tools.lines import split_lines
 from tools.report import GateResult, Rule, Severity, declare
-from tools.trailers import SPACE, find_block, is_blank, split_lines
+from tools.trailer_block import SPACE, find_block, is_blank
 
 NAME = "style"
 SUBJECT_PERIOD = Rule(

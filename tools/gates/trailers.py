@@ -26,8 +26,9 @@ from tools.context import Context
 from tools.errors import UsageError
 from tools.gates.commit_range import RANGE_EMPTY
 from tools.git import Commit
+from tools.lines import split_lines
 from tools.report import GateResult, Rule, declare
-from tools.trailers import SPACE, Block, Trailer, find_block, is_blank, split_lines
+from tools.trailer_block import SPACE, Block, Trailer, find_block, is_blank
 
 NAME = "trailers"
 EMPTY_MESSAGE = Rule(

@@ -24,7 +24,7 @@ from tools.errors import UsageError
 from tools.git import GitError, decode
 from tools.globs import Globs
 from tools.ratchets import baseline as baseline_mod
-from tools.ratchets import markdown as md_kind
+from tools.ratchets import markdown_measures as md_kind
 from tools.ratchets.guards import GuardSet
 from tools.ratchets.literals import required
 from tools.ratchets.pattern import (

@@ -101,14 +101,6 @@ class Paragraph:
 # -- lines and paragraphs ------------------------------------------------------------------
 
 
-def split_lines(text: str) -> list[str]:
-    """The message's lines, split on ``\\n`` only (a CR stays on its line); no final empty."""
-    lines = text.split("\n")
-    if lines[-1] == "":
-        lines.pop()
-    return lines
-
-
 def is_blank(line: str) -> bool:
     return not line.strip(SPACE)
 
