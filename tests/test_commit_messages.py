@@ -133,6 +133,15 @@ def test_cleaned_lines_map_back_to_the_file() -> None:
     assert [cleaned.original_line(n) for n in (1, 3, 5)] == [4, 8, 11]
 
 
+def test_a_collapsed_blank_line_maps_to_the_first_blank_it_stands_for() -> None:
+    """A finding on the blank line that stands for a run names the run's first line."""
+    cleaned = clean("\n\n# c\nSubject  \r\n\n\n\nBody\t\n# x\n\nKey: v\n", "strip")
+    assert [cleaned.original_line(n) for n in (2, 4)] == [5, 10]
+    spaced = clean("Subject\n \n\t\n\nBody\n", "whitespace")
+    assert spaced.text == "Subject\n\nBody\n"
+    assert spaced.original_line(2) == 2 and spaced.original_line(3) == 5
+
+
 def test_hook_sees_what_the_module_judges(committed: Repo, tmp_path: Path) -> None:
     """The commit-msg hook receives the file before cleanup: record it, then compare."""
     hook = committed.path / ".git" / "hooks" / "commit-msg"

@@ -96,6 +96,19 @@ def test_a_fence_inside_a_list_item_is_a_fence() -> None:
     assert markdown.parse(doc).code_mask == [False, False, True, True, True]
 
 
+@pytest.mark.parametrize("fence", ["```", "~~~"])
+def test_a_longer_closing_fence_closes_and_a_shorter_one_does_not(fence: str) -> None:
+    """CommonMark: a closing fence is at least as long as its opening one."""
+    longer = [fence, "code", fence + fence[0], "# After", ""]
+    doc = markdown.parse_lines(longer)
+    assert doc.code_mask == [True, True, True, False, False]
+    assert [h.line for h in doc.headings] == [4]
+    shorter = [fence + fence[0], "code", fence, "# Inside", fence + fence[0], "# After"]
+    doc = markdown.parse_lines(shorter)
+    assert doc.code_mask == [True, True, True, True, True, False]
+    assert [h.line for h in doc.headings] == [6]
+
+
 def test_an_unmatched_backtick_pairs_with_nothing_across_blocks() -> None:
     assert targets("- a ` b\n- [x](shown.md)\n- c ` d\n") == ["shown.md"]
 

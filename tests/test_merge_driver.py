@@ -142,3 +142,11 @@ def test_driver_unreadable_input_is_exit_2(tmp_path: Path) -> None:
         ["index", "merge-driver", str(tmp_path / "nope"), str(tmp_path / "A"), str(tmp_path / "A")]
     )
     assert run.exit_code == 2 and run.stderr.startswith("error: ")
+
+
+def test_driver_keeps_our_preamble_change_beside_their_row(tmp_path: Path) -> None:
+    base = index(row(1))
+    edited = index(row(1), head="# Index\n\nOur words.\n\n")
+    run, out = drive(tmp_path, base, edited, base + row(2))
+    assert run.exit_code == 0
+    assert out == edited + row(2)

@@ -136,6 +136,13 @@ def test_code_spans_fences_and_comments_hold_no_links(repo: Repo) -> None:
     assert [f["line"] for f in gate["findings"]] == [28]
 
 
+def test_a_definition_whose_target_is_on_the_next_line(repo: Repo) -> None:
+    """``[x]:`` then the target on the next line is one definition; a broken target is
+    reported on the target's line."""
+    make(repo, "# P\n\n[x]:\n  missing.md\n\n[y]:\n  guide.md\n")
+    assert found(check(repo)[1]) == [("link-broken", "docs/page.md", 4)]
+
+
 def test_directory_links_and_percent_encoding(repo: Repo) -> None:
     doc = "# P\n[d](../data/) [e](../data/a%20b.txt) [f](../data/a%2Fb.txt)\n"
     make(repo, doc)
