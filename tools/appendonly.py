@@ -94,12 +94,6 @@ class PrefixMatcher:
         self._pos += min(left, len(chunk))
 
     @property
-    def decided(self) -> bool:
-        """The answer cannot change any more (a mismatch, or the base fully seen and the
-        feed past it)."""
-        return not self._ok or self._total > len(self._base)
-
-    @property
     def matched(self) -> bool:
         if not self._ok or self._pos < len(self._base):
             return False

@@ -103,7 +103,6 @@ class Table:
     frame: list[str] = field(default_factory=list)  # preamble + header + delimiter lines
     header_line: int | None = None  # 1-based, None: no header found
     malformed: list[tuple[int, str]] = field(default_factory=list)  # (line, why)
-    line_count: int = 0
     row_keys: Sequence[int] = field(default_factory=list)
     row_lines: Sequence[int] = field(default_factory=list)
     raw: bytes = field(default=b"", repr=False)
@@ -340,7 +339,7 @@ def parse_bytes(raw: bytes) -> Table:
     it: a non-ASCII character where a cell must start, other whitespace, a row without its
     trailing pipe); every other line goes through :func:`parse_row`, one line at a time.
     """
-    table = Table(raw=raw, line_count=raw.count(b"\n") + (1 if raw and raw[-1:] != b"\n" else 0))
+    table = Table(raw=raw)
     frame: list[str] = []
     header: int | None = None
     body_at = len(raw)

@@ -19,7 +19,6 @@ class Target:
 
     path: str  # repo-relative, "" for the repository root
     fragment: str | None  # after "#", percent-decoded; None when there is no "#"
-    directory: bool  # written with a trailing slash
 
 
 def is_external(target: str) -> bool:
@@ -56,7 +55,7 @@ def resolve(source: str, target: str) -> Target:
     path = path.partition("?")[0]
     frag = unquote(fragment, errors="surrogateescape") if hash_ else None
     if not path:
-        return Target(source, frag, False)
+        return Target(source, frag)
     path = percent_decode(path)
     if path.startswith("/"):
         parts: list[str] = []
@@ -71,7 +70,7 @@ def resolve(source: str, target: str) -> Target:
             parts.pop()
             continue
         parts.append(seg)
-    return Target("/".join(parts), frag, path.endswith("/"))
+    return Target("/".join(parts), frag)
 
 
 def _digits(text: str) -> bool:
