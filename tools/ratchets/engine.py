@@ -364,6 +364,11 @@ class _Background:
         return self._value
 
 
+# (ratchet, path, bucket) -> sites; (ratchet, path) -> markers, before tags are judged
+_Sites = dict[str, dict[str, dict[str, list[tuple[int, str]]]]]
+_Markers = dict[str, dict[str, list[tuple[int, str]]]]
+
+
 def count(
     tree: Tree,
     ratchets: list[Ratchet],
@@ -379,47 +384,9 @@ def count(
     use as the oracle of the fast one). ``keep``: small files the caller reads next (the
     baselines), fetched in the same pass."""
     results = {r.name: Count(r, counts={b: 0 for b in r.buckets}) for r in ratchets}
-    literals: dict[str, None] = {}
-    filtered: set[str] = set()
-    if prefilter:
-        for r in ratchets:
-            found = _probes(r)
-            if found is not None:
-                filtered.add(r.name)
-                literals.update(dict.fromkeys(found))
-    pathspecs = _pathspecs([r for r in ratchets if r.name in filtered])
-    # git searches on a thread while the tree is listed and matched to the globs (on disk,
-    # once the listing says which folders are symlinks and must be left out).
-    search = None
-    if filtered and tree.in_git:
-        search = _Background(tree, list(literals), None, pathspecs)
-    paths = tree.paths()
-    if filtered and not tree.in_git:
-        search = _Background(tree, list(literals), paths, pathspecs)
-    scope: dict[str, list[Ratchet]] = {}
-    for path in paths:
-        for r in ratchets:
-            if r.selects(path):
-                scope.setdefault(path, []).append(r)
-                results[r.name].files += 1
-    wanted: dict[str, list[Ratchet]] = scope
-    candidates: set[str] | None = None
-    if search is not None:
-        try:
-            candidates = search.result()
-        except GitError:
-            candidates = None  # the prefilter is an optimisation: fall back to reading all
-    if candidates is not None:
-        wanted = {}
-        for path, rs in scope.items():
-            chosen = [r for r in rs if r.name not in filtered or path in candidates]
-            if chosen:
-                wanted[path] = chosen
-    # (ratchet, path, bucket) -> sites; (ratchet, path) -> markers, before tags are judged
-    raw_sites: dict[str, dict[str, dict[str, list[tuple[int, str]]]]] = {
-        r.name: {} for r in ratchets
-    }
-    raw_markers: dict[str, dict[str, list[tuple[int, str]]]] = {r.name: {} for r in ratchets}
+    wanted = _wanted(tree, ratchets, results, prefilter)
+    raw_sites: _Sites = {r.name: {} for r in ratchets}
+    raw_markers: _Markers = {r.name: {} for r in ratchets}
     stats = TreeStats()
     for path, data in tree.read_many(list(wanted), [*keep, index_path]):
         stats.files += 1
@@ -427,8 +394,8 @@ def count(
             stats.binary += 1
             continue
         for r in wanted[path]:
-            res = results[r.name]
             if r.kind == "markdown":
+                res = results[r.name]
                 counts, sites = md_kind.measure(
                     decode(data), r.paragraph_max, r.cell_max, where=path
                 )
@@ -444,6 +411,64 @@ def count(
                 raw_sites[r.name][path] = scan.sites
             if scan.markers:
                 raw_markers[r.name][path] = scan.markers
+    _judge(tree, ratchets, results, raw_sites, raw_markers, index_path)
+    return results, stats
+
+
+def _wanted(
+    tree: Tree, ratchets: list[Ratchet], results: dict[str, Count], prefilter: bool
+) -> dict[str, list[Ratchet]]:
+    """Which ratchets read each path: those whose globs select it (counted as their files),
+    less those whose literals git's search says the file lacks."""
+    literals: dict[str, None] = {}
+    filtered: set[str] = set()
+    if prefilter:
+        for r in ratchets:
+            probes = _probes(r)
+            if probes is not None:
+                filtered.add(r.name)
+                literals.update(dict.fromkeys(probes))
+    pathspecs = _pathspecs([r for r in ratchets if r.name in filtered])
+    # git searches on a thread while the tree is listed and matched to the globs (on disk,
+    # once the listing says which folders are symlinks and must be left out).
+    search = None
+    if filtered and tree.in_git:
+        search = _Background(tree, list(literals), None, pathspecs)
+    paths = tree.paths()
+    if filtered and not tree.in_git:
+        search = _Background(tree, list(literals), paths, pathspecs)
+    scope: dict[str, list[Ratchet]] = {}
+    for path in paths:
+        for r in ratchets:
+            if r.selects(path):
+                scope.setdefault(path, []).append(r)
+                results[r.name].files += 1
+    candidates: set[str] | None = None
+    if search is not None:
+        try:
+            candidates = search.result()
+        except GitError:
+            candidates = None  # the prefilter is an optimisation: fall back to reading all
+    if candidates is None:
+        return scope
+    wanted: dict[str, list[Ratchet]] = {}
+    for path, rs in scope.items():
+        chosen = [r for r in rs if r.name not in filtered or path in candidates]
+        if chosen:
+            wanted[path] = chosen
+    return wanted
+
+
+def _judge(
+    tree: Tree,
+    ratchets: list[Ratchet],
+    results: dict[str, Count],
+    raw_sites: _Sites,
+    raw_markers: _Markers,
+    index_path: str,
+) -> None:
+    """Judge the markers' tags (the index is read only when a marker is found), then count
+    each site, or exempt it by a marker or by its file's allowance."""
     known: tuple[set[str], set[int]] | None = None
     for r in ratchets:
         res = results[r.name]
@@ -459,25 +484,34 @@ def count(
                 if known is not None and tag_known(tag, known):
                     for covered in (line, line + 1):
                         exempt_at.setdefault(covered, (tag, line))
-            tally = res.per_file.setdefault(path, {})
-            allowances = r.exempt_files.get(path, {})
-            for bucket, found in per_bucket.items():
-                # exempt_files: the first N sites in file order that no marker exempts
-                allowance = allowances.get(bucket, 0)  # None: every site
-                used = 0
-                for line, text in found:
-                    site = Site(path, line, text.strip())
-                    hit = exempt_at.get(line)
-                    if hit is not None:
-                        res.exempt.append(Exemption(bucket, site, hit[0], hit[1]))
-                        continue
-                    if allowance is None or used < allowance:
-                        used += 1
-                        res.exempt.append(Exemption(bucket, site, "", 0, allowance, True))
-                        continue
-                    res.sites.setdefault(bucket, []).append(site)
-                    res.counts[bucket] += 1
-                    tally[bucket] = tally.get(bucket, 0) + 1
-            if not tally:
-                del res.per_file[path]
-    return results, stats
+            _tally(res, path, per_bucket, exempt_at, r.exempt_files.get(path, {}))
+
+
+def _tally(
+    res: Count,
+    path: str,
+    per_bucket: dict[str, list[tuple[int, str]]],
+    exempt_at: dict[int, tuple[str, int]],
+    allowances: dict[str, int | None],
+) -> None:
+    """Count one file's sites into ``res``."""
+    tally = res.per_file.setdefault(path, {})
+    for bucket, found in per_bucket.items():
+        # exempt_files: the first N sites in file order that no marker exempts
+        allowance = allowances.get(bucket, 0)  # None: every site
+        used = 0
+        for line, text in found:
+            site = Site(path, line, text.strip())
+            hit = exempt_at.get(line)
+            if hit is not None:
+                res.exempt.append(Exemption(bucket, site, hit[0], hit[1]))
+                continue
+            if allowance is None or used < allowance:
+                used += 1
+                res.exempt.append(Exemption(bucket, site, "", 0, allowance, True))
+                continue
+            res.sites.setdefault(bucket, []).append(site)
+            res.counts[bucket] += 1
+            tally[bucket] = tally.get(bucket, 0) + 1
+    if not tally:
+        del res.per_file[path]
