@@ -123,11 +123,12 @@ def json_depth(text: str | bytes) -> int:
 def json_too_deep(text: str | bytes) -> bool:
     """Whether ``text`` read as JSON nests deeper than :data:`MAX_DEPTH` (a document with
     fewer opening brackets than that is answered by two counts)."""
-    if (
-        text.count("[" if isinstance(text, str) else b"[")
-        + text.count("{" if isinstance(text, str) else b"{")
-        <= MAX_DEPTH
-    ):
+    opened = (
+        text.count("[") + text.count("{")
+        if isinstance(text, str)
+        else text.count(b"[") + text.count(b"{")
+    )
+    if opened <= MAX_DEPTH:
         return False
     return json_depth(text) > MAX_DEPTH
 

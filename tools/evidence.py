@@ -410,7 +410,7 @@ def _need(record: dict[str, Any], key: str, types: tuple[type, ...], where: str)
 
 
 def _need_targets(record: dict[str, Any], key: str, where: str) -> list[dict[str, Any]]:
-    targets = _need(record, key, (list,), where)
+    targets: list[dict[str, Any]] = _need(record, key, (list,), where)
     for target in targets:
         if not isinstance(target, dict) or not isinstance(target.get("path"), str):
             raise UsageError(

@@ -386,7 +386,8 @@ def _scan_body(table: Table, raw: bytes, pos: int, end: int, line_no: int) -> No
         # A chunk of whole lines at a time, so that the keys found are few at any moment.
         cut = raw.find(b"\n", min(end, pos + _CHUNK), end)
         chunk_end = end if cut < 0 else cut + 1
-        stop = _ROWS.match(raw, pos, chunk_end).end()
+        rows = _ROWS.match(raw, pos, chunk_end)
+        stop = rows.end() if rows else pos
         if stop > pos:
             found = _KEYS.findall(raw, pos - 1, stop)
             values = list(map(int, found))

@@ -229,7 +229,8 @@ def _trailer_start(s: str, length: int) -> int:
     if region.endswith("\n"):
         region = region[:-1]
     backwards = region[::-1]  # the last line first, each line reversed
-    below = _SKIP_BACKWARDS.match(backwards).end()  # blank and comment lines at the end
+    skipped = _SKIP_BACKWARDS.match(backwards)  # blank and comment lines at the end
+    below = skipped.end() if skipped else 0
     if below >= len(backwards):
         return length
     above = _BLANK_BACKWARDS.search(backwards, below)  # the blank line above the paragraph

@@ -59,7 +59,8 @@ def include_spans(text: str, stop: int | None = None) -> list[tuple[int, int]]:
         scanned = h
         if nl >= 0 or first < 0:
             line_start = nl + 1 if nl >= 0 else line_start
-            first = _BLANKS.match(text, line_start).end()
+            blanks = _BLANKS.match(text, line_start)
+            first = blanks.end() if blanks else line_start
         if h != first:
             continue
         q = m.start(1)
@@ -164,7 +165,8 @@ def strip_c(text: str, upto: int | None = None) -> str:
                 end = raw[0]
                 inner_end = end - 1 if raw[1] else end
             else:
-                inner_end = _BODY[c].match(text, p + 1).end()
+                body = _BODY[c].match(text, p + 1)
+                inner_end = body.end() if body else p + 1
                 end = inner_end + 1 if inner_end < n and text[inner_end] == c else inner_end
             push(text[copied : p + 1])
             push(
