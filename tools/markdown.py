@@ -283,13 +283,7 @@ class _Walk:
         if self.depth > MAX_DEPTH:
             self._too_deep()
         if name in _INLINE_TAGS:
-            if self.in_item:
-                if self.para_at < 0:
-                    self.para_at, self.para_quote, self.implicit = start, self.quotes, True
-                self.para_end = max(self.para_end, end)
-            if self.heading is not None:
-                self.heading[2] = min(self.heading[2], start)
-                self.heading[3] = max(self.heading[3], end)
+            self._inline(start, end, self.in_item)
             if name == "Image":
                 self.image += 1
             self._link(name, payload, end)
@@ -356,15 +350,20 @@ class _Walk:
         elif name == "HtmlBlock":
             self._html(self.html_pieces)
 
-    def _leaf(self, kind: str, value: Any, start: int, end: int) -> None:
-        """A leaf event: text, code, HTML, a break, a rule, a footnote reference…"""
-        if self.in_item and kind != "Rule":
+    def _inline(self, start: int, end: int, item_text: bool) -> None:
+        """A piece from ``start`` to ``end`` inside a block: part of a tight item's text
+        (``item_text``: its paragraph opens here if none is open) and of the open heading's."""
+        if item_text:
             if self.para_at < 0:
                 self.para_at, self.para_quote, self.implicit = start, self.quotes, True
             self.para_end = max(self.para_end, end)
         if self.heading is not None:
             self.heading[2] = min(self.heading[2], start)
             self.heading[3] = max(self.heading[3], end)
+
+    def _leaf(self, kind: str, value: Any, start: int, end: int) -> None:
+        """A leaf event: text, code, HTML, a break, a rule, a footnote reference…"""
+        self._inline(start, end, self.in_item and kind != "Rule")
         collect = self.collect if not self.image else None
         if kind == "Text":
             if collect is not None:
