@@ -5,8 +5,8 @@ site, as ``git grep -c`` counts. Regexes are matched line by line (``^`` and ``$
 line's ends, a trailing ``\\r`` is dropped), after C/C++ stripping when ``strip: c``.
 
 Speed: each regex gets a necessary condition read from its text
-(:func:`tools.ratchets.literals.required`: the
-literals every match contains, e.g. ``include`` and one of ``cuda_runtime`` / ``/cuda/``). A
+(:func:`tools.ratchets.literals.required`: the literals every match contains, e.g.
+``include`` and one of ``cuda_runtime`` / ``/cuda/``). A
 file whose bytes fail every bucket's condition is neither decoded nor stripped, and only the
 lines holding a bucket's longest literal are matched. The condition is necessary, never a
 guess: a regex without literals is matched on every line. The examples are counted by the
