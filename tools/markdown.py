@@ -231,19 +231,30 @@ class _Walk:
 
     def run(self) -> Document:
         doc = self.doc
-        self.blocks: list[str] = []  # the open block tags
-        self.in_item = False  # the innermost open block is a list item (a tight item's text)
-        self.depth = 0  # every open tag, inline ones included
-        self.image = 0  # open images: their alt text is no rendered text of a heading or cell
-        self.collect: list[str] | None = None  # rendered text of the open heading
-        self.heading: list[int] | None = None  # [line, level, first, last offset of its text]
-        self.para_at = -1  # offset of the open paragraph (or a tight item's text), or -1
-        self.para_end = 0
-        self.para_quote = 0
-        self.implicit = False
-        self.items: list[list[int]] = []  # per open item: [its line, the end of its text or 0]
-        self.html_pieces: list[tuple[int, str]] = []
-        self.quotes = 0
+        line_of = self.line
+        blank = doc._blank.append
+        blocks: list[str] = []  # the open block tags
+        in_item = False  # the innermost open block is a list item (a tight item's text)
+        depth = 0  # every open tag, inline ones included
+        image = 0  # open images: their alt text is no rendered text of a heading or cell
+        collect: list[str] | None = None  # rendered text of the open heading
+        heading: list[int] | None = None  # [line, level, first, last offset of its text]
+        para_at = -1  # offset of the open paragraph (explicit, or a tight item's text), or -1
+        para_end = 0
+        para_quote = 0
+        implicit = False
+        items: list[list[int]] = []  # per open item: [its line, the end of its text or 0]
+        html_pieces: list[tuple[int, str]] = []
+        quotes = 0
+
+        def close_para() -> None:
+            nonlocal para_at, implicit
+            self._paragraph(para_at, para_end, para_quote)
+            if in_item and items[-1][1] == 0:
+                items[-1][1] = line_of(max(para_end - 1, para_at))
+            para_at, implicit = -1, False
+
+        payload: Any  # a tag's attributes, read as a plain dict
         # Read as plain dicts (popitem), not through pyromark's TypedDicts of each event.
         events: Iterator[tuple[Any, Any]] = iter(
             pyromark.events_with_range(self.clean, options=OPTIONS, merge_text=True)
@@ -253,133 +264,115 @@ class _Walk:
             # range is read only where it is needed.
             if event.__class__ is dict:
                 kind, value = event.popitem()
-                if kind == "Text" and not self.in_item and self.heading is None:  # the common case
-                    if self.collect is not None and not self.image:
-                        self.collect.append(value)
+                if kind == "Text" and not in_item and heading is None:  # the common case, fast
+                    if collect is not None and not image:
+                        collect.append(value)
                     continue
             else:
                 kind, value = event, None
+            start, end = span["start"], span["end"]
             if kind == "Start":
-                name, payload = (value, None) if value.__class__ is str else value.popitem()
-                self._open(name, payload, span["start"], span["end"], events)
-            elif kind == "End":
-                self._close(value if value.__class__ is str else value.popitem()[0], span["end"])
-            else:
-                self._leaf(kind, value, span["start"], span["end"])
+                if value.__class__ is str:
+                    name, payload = value, None
+                else:
+                    name, payload = value.popitem()
+                depth += 1
+                if depth > MAX_DEPTH:
+                    self._too_deep()
+                if name in _INLINE_TAGS:
+                    if in_item:
+                        if para_at < 0:
+                            para_at, para_quote, implicit = start, quotes, True
+                        para_end = max(para_end, end)
+                    if heading is not None:
+                        heading[2], heading[3] = min(heading[2], start), max(heading[3], end)
+                    if name == "Image":
+                        image += 1
+                    if (name == "Link" or name == "Image") and payload["link_type"] == "Inline":
+                        kind = "image" if name == "Image" else "link"
+                        doc.links.append(Link(line_of(end - 1), payload["dest_url"], kind))
+                    continue
+                if implicit:
+                    close_para()
+                if in_item and items[-1][1] == 0 and name != "Paragraph":
+                    items[-1][1] = items[-1][0]  # its first block is no text of its own
+                if name == "Table":
+                    # A table's events, to its end, in a loop of their own: a long table is
+                    # most of the events of its document, and its cells need little state.
+                    self._table(events, start, depth)
+                    depth -= 1
+                    in_item = bool(blocks) and blocks[-1] == "Item"
+                    continue
+                blocks.append(name)
+                in_item = name == "Item"
+                if name == "Paragraph":
+                    para_at, para_end, para_quote = start, end, quotes
+                elif name == "Item":
+                    items.append([line_of(start), 0])
+                elif name == "Heading":
+                    heading = [line_of(start), int(payload["level"][1:]), end, start]
+                    collect = []
+                elif name == "BlockQuote":
+                    quotes += 1
+                elif name == "CodeBlock":
+                    self._mark_code(start, end)
+                    blank((start, end))
+                elif name == "HtmlBlock":
+                    html_pieces = []
+                    blank((start, end))
+                continue
+            if kind == "End":
+                name = value if value.__class__ is str else value.popitem()[0]
+                depth -= 1
+                if name in _INLINE_TAGS:
+                    if name == "Image":
+                        image -= 1
+                    continue
+                if implicit:
+                    close_para()
+                blocks.pop()
+                in_item = bool(blocks) and blocks[-1] == "Item"
+                if name == "Paragraph":
+                    para_end = end
+                    close_para()
+                elif name == "Item":
+                    line, own = items.pop()
+                    doc.items.append(Item(line, own or line))
+                elif name == "Heading" and heading is not None:
+                    line, level, first, last = heading
+                    written = self.src(first, last).strip(_BLANKS) if last > first else ""
+                    doc.headings.append(Heading(line, level, written, "".join(collect or ())))
+                    heading, collect = None, None
+                elif name == "BlockQuote":
+                    quotes -= 1
+                elif name == "HtmlBlock":
+                    self._html(html_pieces)
+                continue
+            # A leaf event: text, code, HTML, a break, a rule, a footnote reference…
+            if in_item and kind != "Rule":
+                if para_at < 0:
+                    para_at, para_quote, implicit = start, quotes, True
+                para_end = max(para_end, end)
+            if heading is not None:
+                heading[2], heading[3] = min(heading[2], start), max(heading[3], end)
+            if kind == "Text":
+                if collect is not None and not image:
+                    collect.append(value)
+            elif kind == "Code":
+                blank((start, end))
+                if collect is not None and not image:
+                    collect.append(value)
+            elif kind == "SoftBreak" or kind == "HardBreak":
+                if collect is not None and not image:
+                    collect.append("\n")
+            elif kind == "Html":
+                html_pieces.append((start, value))
+                doc.html.append((line_of(start), value))
+            elif kind == "InlineHtml":
+                self._inline_html(value, start, end)
         self._definitions()
         doc.links.sort(key=lambda link: link.line)
         return doc
-
-    def _close_para(self) -> None:
-        self._paragraph(self.para_at, self.para_end, self.para_quote)
-        if self.in_item and self.items[-1][1] == 0:
-            self.items[-1][1] = self.line(max(self.para_end - 1, self.para_at))
-        self.para_at, self.implicit = -1, False
-
-    def _open(
-        self, name: str, payload: Any, start: int, end: int, events: Iterator[tuple[Any, Any]]
-    ) -> None:
-        self.depth += 1
-        if self.depth > MAX_DEPTH:
-            self._too_deep()
-        if name in _INLINE_TAGS:
-            self._inline(start, end, self.in_item)
-            if name == "Image":
-                self.image += 1
-            self._link(name, payload, end)
-            return
-        if self.implicit:
-            self._close_para()
-        if self.in_item and self.items[-1][1] == 0 and name != "Paragraph":
-            self.items[-1][1] = self.items[-1][0]  # its first block is no text of its own
-        if name == "Table":
-            # A table's events, to its end, in a loop of their own: a long table is most of
-            # the events of its document, and its cells need little state.
-            self._table(events, start, self.depth)
-            self.depth -= 1
-            self.in_item = bool(self.blocks) and self.blocks[-1] == "Item"
-            return
-        self.blocks.append(name)
-        self.in_item = name == "Item"
-        if name == "Paragraph":
-            self.para_at, self.para_end, self.para_quote = start, end, self.quotes
-        elif name == "Item":
-            self.items.append([self.line(start), 0])
-        elif name == "Heading":
-            self.heading = [self.line(start), int(payload["level"][1:]), end, start]
-            self.collect = []
-        elif name == "BlockQuote":
-            self.quotes += 1
-        elif name == "CodeBlock":
-            self._mark_code(start, end)
-            self.doc._blank.append((start, end))
-        elif name == "HtmlBlock":
-            self.html_pieces = []
-            self.doc._blank.append((start, end))
-
-    def _link(self, name: str, payload: Any, end: int) -> None:
-        """An inline link or image opened (a reference one is read by its definition)."""
-        if (name == "Link" or name == "Image") and payload["link_type"] == "Inline":
-            kind = "image" if name == "Image" else "link"
-            self.doc.links.append(Link(self.line(end - 1), payload["dest_url"], kind))
-
-    def _close(self, name: str, end: int) -> None:
-        self.depth -= 1
-        if name in _INLINE_TAGS:
-            if name == "Image":
-                self.image -= 1
-            return
-        if self.implicit:
-            self._close_para()
-        self.blocks.pop()
-        self.in_item = bool(self.blocks) and self.blocks[-1] == "Item"
-        if name == "Paragraph":
-            self.para_end = end
-            self._close_para()
-        elif name == "Item":
-            line, own = self.items.pop()
-            self.doc.items.append(Item(line, own or line))
-        elif name == "Heading" and self.heading is not None:
-            line, level, first, last = self.heading
-            written = self.src(first, last).strip(_BLANKS) if last > first else ""
-            plain = "".join(self.collect or ())
-            self.doc.headings.append(Heading(line, level, written, plain))
-            self.heading, self.collect = None, None
-        elif name == "BlockQuote":
-            self.quotes -= 1
-        elif name == "HtmlBlock":
-            self._html(self.html_pieces)
-
-    def _inline(self, start: int, end: int, item_text: bool) -> None:
-        """A piece from ``start`` to ``end`` inside a block: part of a tight item's text
-        (``item_text``: its paragraph opens here if none is open) and of the open heading's."""
-        if item_text:
-            if self.para_at < 0:
-                self.para_at, self.para_quote, self.implicit = start, self.quotes, True
-            self.para_end = max(self.para_end, end)
-        if self.heading is not None:
-            self.heading[2] = min(self.heading[2], start)
-            self.heading[3] = max(self.heading[3], end)
-
-    def _leaf(self, kind: str, value: Any, start: int, end: int) -> None:
-        """A leaf event: text, code, HTML, a break, a rule, a footnote reference…"""
-        self._inline(start, end, self.in_item and kind != "Rule")
-        collect = self.collect if not self.image else None
-        if kind == "Text":
-            if collect is not None:
-                collect.append(value)
-        elif kind == "Code":
-            self.doc._blank.append((start, end))
-            if collect is not None:
-                collect.append(value)
-        elif kind == "SoftBreak" or kind == "HardBreak":
-            if collect is not None:
-                collect.append("\n")
-        elif kind == "Html":
-            self.html_pieces.append((start, value))
-            self.doc.html.append((self.line(start), value))
-        elif kind == "InlineHtml":
-            self._inline_html(value, start, end)
 
     def _too_deep(self) -> None:
         raise UsageError(
@@ -421,6 +414,7 @@ class _Walk:
         image = 0  # open images: their alt text is no rendered text of a cell
         kind: str
         value: Any
+        payload: Any
         for event, span in events:
             if event.__class__ is not dict:  # a break (a rule cannot be in a table)
                 if event == "SoftBreak" or event == "HardBreak":
@@ -462,7 +456,8 @@ class _Walk:
                     self._too_deep()
                 if name == "Image":
                     image += 1
-                self._link(name, payload, span["end"])
+                if (name == "Link" or name == "Image") and payload["link_type"] == "Inline":
+                    self._link(name, payload["dest_url"], span["end"])
             elif kind == "End":
                 if value == "Table":
                     return
@@ -471,6 +466,11 @@ class _Walk:
                     image -= 1
             elif kind == "InlineHtml":
                 self._inline_html(value, span["start"], span["end"])
+
+    def _link(self, name: str, target: str, end: int) -> None:
+        self.doc.links.append(
+            Link(self.line(end - 1), target, "image" if name == "Image" else "link")
+        )
 
     def _mark_code(self, start: int, end: int) -> None:
         mask = self.doc.code_mask
