@@ -24,8 +24,8 @@ its group: ``#ifdef VT_CUDA`` is not inside itself, nor is its ``#endif``.
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
-from collections.abc import Callable, Iterable, Sequence
+from bisect import bisect_left, bisect_right
+from collections.abc import Iterable, Sequence
 
 _DIRECTIVE = re.compile(
     r"^[ \t]*#[ \t]*(ifdef|ifndef|if|elifdef|elifndef|elif|else|endif)\b([^\n]*)", re.M
@@ -180,6 +180,7 @@ def guarded_lines(
     current = 0  # the mask of the innermost open branch (0: none guards)
     line, pos, consumed = 1, 0, -1
     count = text.count
+    ends = len(text)
     for m in _DIRECTIVE.finditer(text):
         start = m.start()
         if start <= consumed:
@@ -189,12 +190,22 @@ def guarded_lines(
         if line > last:
             break
         name = m.group(1)
+        # A directive continued by backslashes takes its following lines with it.
         end = m.end()
         extra = 0
         tail = text[end - 2 : end]
         rest = ""
         if tail.endswith("\\") or tail == "\\\r":
-            rest, end, extra = _continued(text, m.group(2), end)
+            pieces, piece = [], m.group(2)
+            while piece.endswith(("\\", "\\\r")) and end < ends:
+                pieces.append(piece.rstrip("\r")[:-1])
+                nxt = text.find("\n", end + 1)
+                nxt = ends if nxt < 0 else nxt
+                piece = text[end + 1 : nxt]
+                end = nxt
+                extra += 1
+            pieces.append(piece)
+            rest = " ".join(pieces)
         elif name[0] == "i" or name[:4] == "elif":
             rest = m.group(2)
         closing = name[0] == "e" and bool(stack)  # elif…, else, endif of an open group
@@ -202,79 +213,49 @@ def guarded_lines(
         # directive's own lines in the context that encloses its group.
         # (bisect skips the lines that no open branch guards without visiting them)
         if ai < n_asked and asked[ai] < line:
-            ai = _mark(asked, ai, line - 1, current, wanted, out)
+            if current:
+                while ai < n_asked and asked[ai] < line:
+                    for k in wanted[asked[ai]]:
+                        if current >> k & 1:
+                            out[k].add(asked[ai])
+                    ai += 1
+            else:
+                ai = bisect_left(asked, line, ai)
         if ai < n_asked and asked[ai] <= line + extra:
-            ai = _mark(asked, ai, line + extra, stack[-1][1] if closing else current, wanted, out)
-        _step(stack, name, rest, current, closing, mask_of)
+            context = stack[-1][1] if closing else current
+            if context:
+                while ai < n_asked and asked[ai] <= line + extra:
+                    for k in wanted[asked[ai]]:
+                        if context >> k & 1:
+                            out[k].add(asked[ai])
+                    ai += 1
+            else:
+                ai = bisect_right(asked, line + extra, ai)
+        if name == "ifdef":
+            macro = _operand(rest)
+            stack.append((current | (mask_of([macro]) if macro else 0), current, None))
+        elif name == "ifndef":
+            stack.append((current, current, _operand(rest)))
+        elif name == "if":
+            stack.append((current | mask_of(required_macros(rest)), current, None))
+        elif closing:
+            _, outer, ndef = stack.pop()
+            if name != "endif":
+                own = [ndef] if ndef else []
+                if name == "elifdef":
+                    macro = _operand(rest)
+                    own += [macro] if macro else []
+                elif name == "elif":
+                    own += required_macros(rest)
+                stack.append((outer | mask_of(own), outer, ndef))
         current = stack[-1][0] if stack else 0
         if extra:
             line += extra
             pos = consumed = end
-    _mark(asked, ai, asked[-1], current, wanted, out)
-    return out
-
-
-def _continued(text: str, first: str, end: int) -> tuple[str, int, int]:
-    """A directive continued by backslashes takes its following lines with it: its whole
-    text, where its last line ends, and how many lines it took."""
-    ends = len(text)
-    pieces, piece, extra = [], first, 0
-    while piece.endswith(("\\", "\\\r")) and end < ends:
-        pieces.append(piece.rstrip("\r")[:-1])
-        nxt = text.find("\n", end + 1)
-        nxt = ends if nxt < 0 else nxt
-        piece = text[end + 1 : nxt]
-        end = nxt
-        extra += 1
-    pieces.append(piece)
-    return " ".join(pieces), end, extra
-
-
-def _mark(
-    asked: list[int],
-    ai: int,
-    upto: int,
-    mask: int,
-    wanted: dict[int, list[int]],
-    out: list[set[int]],
-) -> int:
-    """The asked lines from index ``ai`` up to line ``upto``, judged under ``mask``: each
-    goes to the sets the mask holds. Returns the index of the first line after them (a
-    mask of no set skips the lines by bisection, without visiting them)."""
-    if not mask:
-        return bisect_right(asked, upto, ai)
-    n = len(asked)
-    while ai < n and asked[ai] <= upto:
-        for k in wanted[asked[ai]]:
-            if mask >> k & 1:
-                out[k].add(asked[ai])
+    while ai < n_asked:
+        if current:
+            for k in wanted[asked[ai]]:
+                if current >> k & 1:
+                    out[k].add(asked[ai])
         ai += 1
-    return ai
-
-
-def _step(
-    stack: list[tuple[int, int, str | None]],
-    name: str,
-    rest: str,
-    current: int,
-    closing: bool,
-    mask_of: Callable[[list[str]], int],
-) -> None:
-    """Open, switch or close a conditional group on ``stack`` for the directive ``name``."""
-    if name == "ifdef":
-        macro = _operand(rest)
-        stack.append((current | (mask_of([macro]) if macro else 0), current, None))
-    elif name == "ifndef":
-        stack.append((current, current, _operand(rest)))
-    elif name == "if":
-        stack.append((current | mask_of(required_macros(rest)), current, None))
-    elif closing:
-        _, outer, ndef = stack.pop()
-        if name != "endif":
-            own = [ndef] if ndef else []
-            if name == "elifdef":
-                macro = _operand(rest)
-                own += [macro] if macro else []
-            elif name == "elif":
-                own += required_macros(rest)
-            stack.append((outer | mask_of(own), outer, ndef))
+    return out
