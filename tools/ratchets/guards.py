@@ -66,9 +66,12 @@ def required_macros(expr: str) -> list[str]:
     if "(" not in expr and ")" not in expr:
         if "||" in expr:
             return []
-        return [
-            part for part in (p.strip(_BLANKS) for p in expr.split("&&")) if _IDENT.fullmatch(part)
-        ]
+        out = []
+        for part in expr.split("&&"):
+            part = part.strip(_BLANKS)
+            if _IDENT.fullmatch(part):
+                out.append(part)
+        return out
     parent: list[int] = [-1]  # group -> the group it sits in
     sole: list[bool] = [True]  # group -> the only item of its conjunct in its parent
     no_or: list[bool] = [True]  # group -> no `||` directly inside it
