@@ -101,7 +101,9 @@ class PrefixMatcher:
         return self._aligned or self._total == len(self._base)
 
 
-def blob_starts(oid: str, length: int, read: Callable[[int, int], bytes], size: int) -> bool:
+def blob_starts(
+    oid: str, length: int, read: Callable[[int, int], bytes | memoryview], size: int
+) -> bool:
     """Whether the git blob ``oid`` (``length`` bytes) is a line-aligned prefix of the
     ``size`` bytes that ``read(a, b)`` returns — proved by hashing that prefix the way git
     names blobs (sha1 or sha256 repositories), without reading the blob."""

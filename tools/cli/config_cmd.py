@@ -20,8 +20,8 @@ if TYPE_CHECKING:
     from tools.config_model import ProtocolConfig
     from tools.git import Git
 
-# Heavy modules (the git layer, jsonschema, yaml) load inside the commands: `tools --help` stays fast
-# (for speed, not to hide an import circle).
+# Heavy modules (the git layer, jsonschema, yaml) load inside the commands: `tools --help`
+# stays fast (for speed, not to hide an import circle).
 
 INDEX_DRIVER = "agent-index"
 

@@ -26,6 +26,7 @@ from tools.context import Context
 from tools.gates.commit_range import RANGE_EMPTY, range_commits
 from tools.git import Commit, decode
 from tools.index_table import Row, Table
+from tools.lines import split_lines
 from tools.report import GateResult, Rule, declare
 
 NAME = "index"
@@ -353,7 +354,7 @@ def _rows_after(old: Snapshot, new: Snapshot) -> list[Row]:
     if not is_prefix(old.raw or b"", new.raw or b""):
         return new.table.rows
     start = (old.raw or b"").count(b"\n")
-    tail = index_table.split_lines(decode((new.raw or b"")[len(old.raw or b"") :]))
+    tail = split_lines(decode((new.raw or b"")[len(old.raw or b"") :]))
     parsed = (index_table.parse_row(line, start + i + 1) for i, line in enumerate(tail))
     return [r for r in parsed if isinstance(r, Row)]
 
