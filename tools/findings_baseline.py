@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from tools.bounded import json_object
 from tools.errors import UsageError
+from tools.gate_registry import PROTECTED
 from tools.report import Finding
 
 PATH = ".agents/baselines/findings.json"
@@ -53,8 +54,6 @@ class Entry:
 
 def eligible(gate: str, finding: Finding) -> bool:
     """Whether ``finding`` of ``gate`` may be recorded as debt."""
-    from tools.severities import PROTECTED
-
     return (
         gate in GATES
         and finding.commit is None

@@ -43,3 +43,24 @@ def all_modules() -> dict[str, str]:
     """Every built gate's module: preflight's, the pseudo-gates' and the command gates'."""
     built = {name: target for name, target in GATES.items() if target}
     return {**built, **PSEUDO_GATES, **COMMAND_GATES}
+
+
+# The gates that judge commit messages; a `trailers.exceptions` entry may name any of their rules.
+COMMIT_GATES = ("trailers", "style")
+
+# Errors that keep data safe (SPEC §3.3): never off, never below error.
+PROTECTED = frozenset(
+    {
+        "conflict-marker",
+        "conflict-unmerged",
+        "row-removed",
+        "row-edited",
+        "merge-lost-row",
+        "ledger-record-removed",
+        "ledger-record-tampered",
+        "ledger-merge-lost",
+        "baseline-raised",
+        "inplace-restore-pending",
+        "inplace-conflict",
+    }
+)

@@ -19,26 +19,10 @@ import importlib
 
 from tools.config_model import ProtocolConfig
 from tools.errors import UsageError
-from tools.gate_registry import COMMAND_GATES, GATES, PSEUDO_GATES
+from tools.gate_registry import COMMAND_GATES, COMMIT_GATES, GATES, PROTECTED, PSEUDO_GATES
 from tools.report import Report, Rule, declared
 
 LEVELS = ("off", "info", "warning", "error")
-# Errors that keep data safe (SPEC §3.3): never off, never below error.
-PROTECTED = frozenset(
-    {
-        "conflict-marker",
-        "conflict-unmerged",
-        "row-removed",
-        "row-edited",
-        "merge-lost-row",
-        "ledger-record-removed",
-        "ledger-record-tampered",
-        "ledger-merge-lost",
-        "baseline-raised",
-        "inplace-restore-pending",
-        "inplace-conflict",
-    }
-)
 
 
 def _tunable() -> dict[str, Rule]:
@@ -57,7 +41,9 @@ def _tunable() -> dict[str, Rule]:
 
 def check(config: ProtocolConfig, where: str | None) -> None:
     """Refuse an unknown id (naming the closest declared one) and a protected id set below
-    ``error``; exit 2 through UsageError."""
+    ``error``; exit 2 through UsageError. A ``trailers.exceptions`` entry must name a rule
+    of a commit gate (a typo must not hide)."""
+    _check_exception_rules(config, where)
     if not config.rules:
         return
     known = _tunable()
@@ -76,6 +62,25 @@ def check(config: ProtocolConfig, where: str | None) -> None:
                 f"{rule_id!r} keeps data safe: it cannot be turned {level}",
                 where=f"{source}.{rule_id}",
                 expected="error, or no entry",
+            )
+
+
+def _check_exception_rules(config: ProtocolConfig, where: str | None) -> None:
+    entries = config.trailers.exceptions
+    if not entries:
+        return
+    for name in COMMIT_GATES:
+        target = GATES[name]
+        if target:
+            importlib.import_module(target)  # importing a gate declares its rules
+    table = declared()
+    known = {rule for name in COMMIT_GATES for rule in table.get(name, {})}
+    for i, entry in enumerate(entries):
+        if entry.rule not in known:
+            raise UsageError(
+                f"unknown rule {entry.rule!r}",
+                where=f"{where or 'config'}: trailers.exceptions[{i}].rule",
+                expected="a rule id of the trailers or style gate",
             )
 
 

@@ -7,10 +7,13 @@ from __future__ import annotations
 import json
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from tools import findings_baseline as fb
-from tools.context import Context
 from tools.fsio import write_atomic
+
+if TYPE_CHECKING:
+    from tools.context import Context
 
 KEPT = "kept (differs; --force to overwrite)"
 

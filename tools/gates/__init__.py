@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import importlib
 from types import ModuleType
+from typing import TYPE_CHECKING
 
-from tools.context import Context
 from tools.gate_registry import COMMAND_GATES, GATES, PSEUDO_GATES, all_modules
 from tools.report import GateResult, Report
+
+if TYPE_CHECKING:
+    from tools.context import Context
 
 __all__ = ["COMMAND_GATES", "GATES", "PSEUDO_GATES", "all_modules", "judged", "module", "run"]
 

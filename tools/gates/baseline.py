@@ -13,14 +13,16 @@ too: a pull request cannot add its own findings to the baseline that judges it.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tools import findings_baseline as fb
 from tools.appendonly import read_now
-from tools.context import Context
 from tools.errors import UsageError
 from tools.fsio import refuse_links
 from tools.report import GateResult, Report, Rule, declare
+
+if TYPE_CHECKING:
+    from tools.context import Context
 
 NAME = "baseline"
 BASELINE_STALE = Rule(

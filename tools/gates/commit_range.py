@@ -3,9 +3,13 @@ one function that fires it. Each range gate lists :data:`RANGE_EMPTY` among its 
 
 from __future__ import annotations
 
-from tools.context import Context
+from typing import TYPE_CHECKING
+
 from tools.git import Commit
 from tools.report import GateResult, Rule
+
+if TYPE_CHECKING:
+    from tools.context import Context
 
 RANGE_EMPTY = Rule(
     "range-empty",

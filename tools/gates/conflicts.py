@@ -7,9 +7,13 @@ examined, with or without ``--staged``.
 
 from __future__ import annotations
 
-from tools.context import Context
+from typing import TYPE_CHECKING
+
 from tools.errors import UsageError
 from tools.report import GateResult, Rule, declare
+
+if TYPE_CHECKING:
+    from tools.context import Context
 
 NAME = "conflicts"
 CONFLICT_MARKER = Rule(

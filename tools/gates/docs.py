@@ -18,14 +18,17 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from tools import markdown, mdlinks
 from tools.config_model import CheckpointRule, StatusMatrix
-from tools.context import Context
 from tools.gates.commit_range import RANGE_EMPTY, range_commits
 from tools.git import Change, Commit, decode
 from tools.globs import Globs
 from tools.report import GateResult, Rule, declare
+
+if TYPE_CHECKING:
+    from tools.context import Context
 
 NAME = "docs"
 CHECKPOINT_MISSED = Rule(

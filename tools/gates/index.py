@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import weakref
 from collections import OrderedDict
+from typing import TYPE_CHECKING
 
 from tools import index_compare, index_table
 from tools.appendonly import (
@@ -22,12 +23,14 @@ from tools.appendonly import (
     losses,
     read_now,
 )
-from tools.context import Context
 from tools.gates.commit_range import RANGE_EMPTY, range_commits
 from tools.git import Commit, decode
 from tools.index_table import Row, Table
 from tools.lines import split_lines
 from tools.report import GateResult, Rule, declare
+
+if TYPE_CHECKING:
+    from tools.context import Context
 
 NAME = "index"
 ROW_REMOVED = Rule(

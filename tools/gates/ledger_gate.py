@@ -13,14 +13,16 @@ import hashlib
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from tools import ledger
 from tools.appendonly import AppendOnly, Entry, blob_starts, read_now, worktree_file
-from tools.context import Context
 from tools.gates.commit_range import RANGE_EMPTY, range_commits
 from tools.git import Commit
 from tools.report import GateResult, Rule, declare
+
+if TYPE_CHECKING:
+    from tools.context import Context
 
 NAME = "ledger"
 LEDGER_MALFORMED = Rule(

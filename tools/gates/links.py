@@ -12,14 +12,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import PurePosixPath
+from typing import TYPE_CHECKING
 
 from tools import markdown, mdlinks
-from tools.context import Context
 from tools.errors import UsageError
 from tools.git import decode
 from tools.globs import Globs
 from tools.markdown import Link
 from tools.report import GateResult, Rule, declare
+
+if TYPE_CHECKING:
+    from tools.context import Context
 
 NAME = "links"
 LINK_BROKEN = Rule(

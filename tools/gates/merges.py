@@ -21,8 +21,8 @@ is unchanged.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from tools.context import Context
 from tools.gates.commit_range import RANGE_EMPTY, range_commits
 from tools.git import (
     Commit,
@@ -35,6 +35,9 @@ from tools.git import (
     decode,
 )
 from tools.report import GateResult, Rule, declare
+
+if TYPE_CHECKING:
+    from tools.context import Context
 
 NAME = "merges"
 MERGE_EVIL = Rule(

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import datetime as dt
+from typing import TYPE_CHECKING
 
 from tools import markdown
 from tools.config_model import NowConfig
-from tools.context import Context
 from tools.git import decode
 from tools.report import GateResult, Rule, declare
+
+if TYPE_CHECKING:
+    from tools.context import Context
 
 NAME = "now"
 NOW_MISSING = Rule(

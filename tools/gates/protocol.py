@@ -10,15 +10,17 @@ to the findings baseline (§3.3).
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tools import config as config_mod
 from tools.appendonly import read_now
 from tools.config_model import protocol_config
-from tools.context import Context
 from tools.errors import UsageError, key_path
 from tools.ratchets import baseline as baseline_mod
 from tools.report import GateResult, Rule, declare
+
+if TYPE_CHECKING:
+    from tools.context import Context
 
 NAME = "protocol"
 PROTOCOL_CHANGED = Rule(

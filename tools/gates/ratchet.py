@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tools import config as config_mod
 from tools import report
-from tools.context import Context
 from tools.errors import UsageError
 from tools.options import RatchetRequest
 from tools.ratchets import baseline as baseline_mod
@@ -24,6 +23,9 @@ from tools.ratchets import engine
 from tools.ratchets.engine import Count, Ratchet, Site
 from tools.ratchets.tree import Tree
 from tools.report import GateResult, Rule, declare
+
+if TYPE_CHECKING:
+    from tools.context import Context
 
 NAME = "ratchet"
 RATCHET_REGRESSION = Rule(

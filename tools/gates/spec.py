@@ -16,13 +16,15 @@ from __future__ import annotations
 import io
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tools import evidence, index_table, markdown
-from tools.context import Context
 from tools.errors import UsageError
 from tools.git import decode
 from tools.report import GateResult, Rule, declare
+
+if TYPE_CHECKING:
+    from tools.context import Context
 
 NAME = "spec"
 SPEC_SECTION_MISSING = Rule(

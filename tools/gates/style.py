@@ -9,6 +9,7 @@ shows). Merge commits -- two or more parents -- are skipped; the subject text ne
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from tools.commit_messages import (
     Emit,
@@ -20,11 +21,13 @@ from tools.commit_messages import (
     open_gate,
 )
 from tools.config_model import StyleConfig
-from tools.context import Context
 from tools.gates.commit_range import RANGE_EMPTY
 from tools.lines import split_lines
 from tools.report import GateResult, Rule, Severity, declare
 from tools.trailer_block import SPACE, find_block, is_blank
+
+if TYPE_CHECKING:
+    from tools.context import Context
 
 NAME = "style"
 SUBJECT_PERIOD = Rule(

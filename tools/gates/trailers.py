@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import re
+from typing import TYPE_CHECKING
 
 from tools.commit_messages import (
     Emit,
@@ -22,13 +23,15 @@ from tools.commit_messages import (
     open_gate,
 )
 from tools.config_model import TrailersConfig
-from tools.context import Context
 from tools.errors import UsageError
 from tools.gates.commit_range import RANGE_EMPTY
 from tools.git import Commit
 from tools.lines import split_lines
 from tools.report import GateResult, Rule, declare
 from tools.trailer_block import SPACE, Block, Trailer, find_block, is_blank
+
+if TYPE_CHECKING:
+    from tools.context import Context
 
 NAME = "trailers"
 EMPTY_MESSAGE = Rule(
