@@ -89,8 +89,8 @@ def test_an_edit_made_during_the_arm_is_kept_and_reported(repo: Repo, tmp_path: 
     repo.commit("Add the spec\n\nBody.\n", {SPEC: SPEC_TEXT})
     plan, marker, go = _waiting_plan(repo, tmp_path, spec=SPEC)
     proc = _popen(repo, "mutate", "run", plan, "--in-place")
+    shell = int(_wait_for(marker))
     try:
-        _wait_for(marker)
         mutant = (repo.path / "src/calc.py").read_text()
         assert "a - b" in mutant
         (repo.path / "src/calc.py").write_text(USER)  # the user edits while the test runs
@@ -98,6 +98,7 @@ def test_an_edit_made_during_the_arm_is_kept_and_reported(repo: Repo, tmp_path: 
         out, err = proc.communicate(timeout=120)
     finally:
         proc.kill()
+        _killpg(shell)  # a failed run must not leave the waiting test shell behind
     assert proc.returncode == 1, out + err
     assert (repo.path / "src/calc.py").read_text() == USER  # the edit survives
     assert "inplace-conflict: src/calc.py changed since tools wrote its mutant" in out
@@ -183,13 +184,15 @@ def test_ctrl_c_after_an_edit_keeps_the_edit(repo: Repo, tmp_path: Path) -> None
     py_project(repo)
     plan, marker, _ = _waiting_plan(repo, tmp_path)
     proc = _popen(repo, "mutate", "run", plan, "--in-place")
+    shell = int(_wait_for(marker))
     try:
-        _wait_for(marker)
         (repo.path / "src/calc.py").write_text(USER)
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=120)
     finally:
         proc.kill()
+        # A failed run must not leave the waiting test shell behind (it has its own session).
+        _killpg(shell)
     assert proc.returncode == 130, err
     assert "error: inplace-conflict: src/calc.py" in err and "Traceback" not in err
     assert "restored but for the file(s) in conflict" in err
