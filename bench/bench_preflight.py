@@ -21,7 +21,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from measure import cpu_model, interleaved, peak_rss_kib, target_row  # noqa: E402
+from measure import (  # noqa: E402
+    baseline_tools,
+    cpu_model,
+    interleaved,
+    peak_rss_kib,
+    target_row,
+)
 from synth import fast_import, many_files  # noqa: E402
 
 # Messages that keep the default protocol, so the timed run is a realistic green preflight.
@@ -83,8 +89,11 @@ def main() -> None:
     ap.add_argument("--files", type=int, default=20_000)
     ap.add_argument("--commits", type=int, default=10_000)
     ap.add_argument("--runs", type=int, default=5)
+    # A checkout of the code before a change, run beside this one on the same repository.
+    ap.add_argument("--baseline", type=Path, default=None)
     args = ap.parse_args()
     tools = [sys.executable, "-m", "tools"]
+    before = baseline_tools(args.baseline)
     with tempfile.TemporaryDirectory() as tmp:
         repo = Path(tmp) / "synth"
         t0 = time.perf_counter()
@@ -100,6 +109,14 @@ def main() -> None:
             "git status (reference)": ["git", "status", "--porcelain"],
             "tools --version": [*tools, "--version"],
             "tools --help": [*tools, "--help"],
+            **(
+                {
+                    "baseline: tools preflight --staged": [*before, "preflight", "--staged"],
+                    "baseline: tools --version": [*before, "--version"],
+                }
+                if before
+                else {}
+            ),
         }
         rows = interleaved(cmds, repo, args.runs)
         pre_rss = peak_rss_kib(cmds["tools preflight --staged"], repo)

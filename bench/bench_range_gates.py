@@ -23,7 +23,13 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from measure import interleaved, log_with_paths, print_machine, target_row  # noqa: E402
+from measure import (  # noqa: E402
+    baseline_tools,
+    interleaved,
+    log_with_paths,
+    print_machine,
+    target_row,
+)
 from synth import fast_import  # noqa: E402
 
 MARKER = "FOLLOWING_AGENTS_PROTOCOL"
@@ -69,8 +75,11 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--commits", type=int, default=5000)
     ap.add_argument("--runs", type=int, default=5)
+    # A checkout of the code before a change, run beside this one on the same repository.
+    ap.add_argument("--baseline", type=Path, default=None)
     args = ap.parse_args()
     tools = [sys.executable, "-m", "tools"]
+    before = baseline_tools(args.baseline)
     bad: dict[str, set[int]] = {"trailers": set(), "style": set()}
     with tempfile.TemporaryDirectory() as tmp:
         repo = Path(tmp) / "synth"
@@ -109,6 +118,14 @@ def main() -> None:
                 "tools trailers check": [*tools, "trailers", "check"],
                 "tools style check": [*tools, "style", "check"],
                 "tools --help (start-up alone)": [*tools, "--help"],
+                **(
+                    {
+                        "baseline: tools trailers check": [*before, "trailers", "check"],
+                        "baseline: tools style check": [*before, "style", "check"],
+                    }
+                    if before
+                    else {}
+                ),
             },
             repo,
             args.runs,

@@ -57,6 +57,15 @@ def wall_times(
     return walls, codes
 
 
+def baseline_tools(code: Path | None) -> list[str]:
+    """The command that runs the ``tools`` of a baseline checkout ``code`` (the code before a
+    change; ``git archive REV | tar -x``), or [] when there is none. ``-P``: the code comes from
+    PYTHONPATH, never from the folder judged."""
+    if code is None:
+        return []
+    return ["env", f"PYTHONPATH={code.resolve()}", sys.executable, "-P", "-m", "tools"]
+
+
 def median(values: list[float]) -> float:
     return statistics.median(values)
 
