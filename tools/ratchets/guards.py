@@ -156,26 +156,13 @@ def guarded_lines(
     Each open frame holds the bit mask of the sets that guard its current branch or an
     enclosing one (its parent's mask joined with its own), so entering, switching and
     leaving a branch cost the same at any depth."""
-    wanted: dict[int, list[int]] = {}  # line -> the sets that ask about it
-    for k, numbers in enumerate(lines):
-        for number in numbers:
-            wanted.setdefault(number, []).append(k)
+    wanted = _askers(lines)
     out: list[set[int]] = [set() for _ in sets]
     if not wanted:
         return out
     asked = sorted(wanted)
     n_asked, ai, last = len(asked), 0, asked[-1]
-    memo: dict[str, int] = {}
-
-    def mask_of(macros: list[str]) -> int:
-        mask = 0
-        for macro in macros:
-            bits = memo.get(macro)
-            if bits is None:
-                bits = sum(1 << k for k, s in enumerate(sets) if s.matches(macro))
-                memo[macro] = bits
-            mask |= bits
-        return mask
+    mask_of = _Masks(sets).of
 
     # per open frame: (mask of it and its enclosing branches, the enclosing mask,
     # the macro an `#ifndef` opened it with)
@@ -183,7 +170,6 @@ def guarded_lines(
     current = 0  # the mask of the innermost open branch (0: none guards)
     line, pos, consumed = 1, 0, -1
     count = text.count
-    ends = len(text)
     for m in _DIRECTIVE.finditer(text):
         start = m.start()
         if start <= consumed:
@@ -199,16 +185,7 @@ def guarded_lines(
         tail = text[end - 2 : end]
         rest = ""
         if tail.endswith("\\") or tail == "\\\r":
-            pieces, piece = [], m.group(2)
-            while piece.endswith(("\\", "\\\r")) and end < ends:
-                pieces.append(piece.rstrip("\r")[:-1])
-                nxt = text.find("\n", end + 1)
-                nxt = ends if nxt < 0 else nxt
-                piece = text[end + 1 : nxt]
-                end = nxt
-                extra += 1
-            pieces.append(piece)
-            rest = " ".join(pieces)
+            rest, end, extra = _continued(text, m.group(2), end)
         elif name[0] == "i" or name[:4] == "elif":
             rest = m.group(2)
         closing = name[0] == "e" and bool(stack)  # elif…, else, endif of an open group
@@ -255,10 +232,54 @@ def guarded_lines(
         if extra:
             line += extra
             pos = consumed = end
-    while ai < n_asked:
-        if current:
-            for k in wanted[asked[ai]]:
+    if current:  # the lines after the last directive, in the branch still open
+        for number in asked[ai:]:
+            for k in wanted[number]:
                 if current >> k & 1:
-                    out[k].add(asked[ai])
-        ai += 1
+                    out[k].add(number)
     return out
+
+
+def _askers(lines: Sequence[Iterable[int]]) -> dict[int, list[int]]:
+    """line number -> the guard sets that ask about it."""
+    wanted: dict[int, list[int]] = {}
+    for k, numbers in enumerate(lines):
+        for number in numbers:
+            wanted.setdefault(number, []).append(k)
+    return wanted
+
+
+class _Masks:
+    """The bit mask of the guard sets a list of macros satisfies (each macro matched once)."""
+
+    def __init__(self, sets: Sequence[GuardSet]) -> None:
+        self.sets = sets
+        self.memo: dict[str, int] = {}
+
+    def of(self, macros: list[str]) -> int:
+        mask = 0
+        for macro in macros:
+            bits = self.memo.get(macro)
+            if bits is None:
+                bits = sum(1 << k for k, s in enumerate(self.sets) if s.matches(macro))
+                self.memo[macro] = bits
+            mask |= bits
+        return mask
+
+
+def _continued(text: str, piece: str, end: int) -> tuple[str, int, int]:
+    """A directive whose first line ``piece`` (ending at ``end``) is continued by
+    backslashes: its whole operand joined by spaces, where it ends, and how many more lines
+    it takes."""
+    ends = len(text)
+    pieces: list[str] = []
+    extra = 0
+    while piece.endswith(("\\", "\\\r")) and end < ends:
+        pieces.append(piece.rstrip("\r")[:-1])
+        nxt = text.find("\n", end + 1)
+        nxt = ends if nxt < 0 else nxt
+        piece = text[end + 1 : nxt]
+        end = nxt
+        extra += 1
+    pieces.append(piece)
+    return " ".join(pieces), end, extra
