@@ -16,7 +16,8 @@ import pytest
 
 from tests.conftest import Repo
 from tools import ledger
-from tools.numerics.gridtie import STOP_REASONS, synthetic_prompt, tolerance, ulp32
+from tools.numerics.gridtie import synthetic_prompt, tolerance, ulp32
+from tools.numerics.rules import STOP_REASONS
 
 FILLER = [40.0] * 12  # more vocabulary, far below the top-20
 

@@ -3,7 +3,8 @@
 
 These modules are the only part of ``tools`` that imports torch and numpy, and only the
 numerics commands import them (inside the command bodies), so ``tools --help`` and every
-protocol gate stay torch-free.
+protocol gate stay torch-free. Their rules are declared in :mod:`tools.numerics.rules`, which
+imports neither, so the rule list (docs/rules.md) is built without the numerics extra.
 """
 
 from __future__ import annotations

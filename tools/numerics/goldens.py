@@ -22,30 +22,17 @@ import yaml
 from tools.config_model import ProtocolConfig
 from tools.errors import UsageError
 from tools.fsio import refuse_links, write_atomic
-from tools.numerics import tensors
+from tools.numerics import rules, tensors
 from tools.numerics.common import RepoOps, display, fmt, sha256_bytes, sha256_file
+from tools.numerics.rules import GOLDEN_ABSENT, GOLDEN_MISMATCH, GOLDEN_RESULT, GOLDEN_TAMPERED
 from tools.numerics.tensors import DTYPES, Comparison, Tolerance
-from tools.report import GateResult, Rule, declare
+from tools.report import GateResult
 from tools.schema import validate_against
 from tools.yaml_files import read_yaml
 
-NAME = "golden"
+NAME = rules.GOLDEN
+RULES = rules.GOLDEN_RULES
 MANIFEST = "manifest.yaml"
-RULES = declare(
-    NAME,
-    [
-        Rule("golden-absent", "info", "the goldens folder does not exist: nothing to judge"),
-        Rule(
-            "golden-tampered", "error", "a golden file is missing, or its hash/dtype/shape differs"
-        ),
-        Rule(
-            "golden-mismatch",
-            "error",
-            "the kernel no longer reproduces the golden within tolerance",
-        ),
-        Rule("golden-result", "info", "one case's figures: bit-exact count, max abs error, margin"),
-    ],
-)
 SCHEMA = "golden-manifest.schema.json"
 # Each distribution's parameters and their defaults.
 _INIT: dict[str, dict[str, float | int]] = {
@@ -308,7 +295,7 @@ def _load_tensors(
                 tampered = True
                 if result is not None:
                     result.add(
-                        "golden-tampered",
+                        GOLDEN_TAMPERED.id,
                         f"{case.name}: {section}.{spec.name} ({spec.file}) {problem}",
                         path=where,
                     )
@@ -400,13 +387,13 @@ def check_case(case: Case, root: Path, result: GateResult, ops: RepoOps) -> dict
     stats.update(ev.to_json())
     where = display(case.manifest, root)
     if ev.error:
-        result.add("golden-mismatch", f"{case.name}: {ev.error}", path=where)
+        result.add(GOLDEN_MISMATCH.id, f"{case.name}: {ev.error}", path=where)
     for name, c in ev.outputs.items():
         if not c.ok:
-            result.add("golden-mismatch", _mismatch_message(case, name, c), path=where)
+            result.add(GOLDEN_MISMATCH.id, _mismatch_message(case, name, c), path=where)
         else:
             result.add(
-                "golden-result",
+                GOLDEN_RESULT.id,
                 f"{case.name}: output {name!r} ({case.tolerance[name].describe()}): bit-exact "
                 f"{c.bit_exact}/{c.total}, max abs err {fmt(c.max_abs_err)}, worst margin "
                 f"{fmt(c.worst_margin)} at index {c.worst_index} (got {fmt(c.got)}, want "
@@ -423,7 +410,7 @@ def check(config: ProtocolConfig, root: Path, names: list[str]) -> GateResult:
         if names:
             raise UsageError(f"no goldens folder {display(base, root)} (config goldens.dir)")
         result.add(
-            "golden-absent",
+            GOLDEN_ABSENT.id,
             f"{display(base, root)} does not exist (config goldens.dir): no golden cases",
         )
         result.stats["cases"] = 0
@@ -467,10 +454,10 @@ def explain(config: ProtocolConfig, root: Path, name: str) -> tuple[GateResult, 
         mine = ev.variant == case.variant
         if mine and not ev.ok:
             if ev.error:
-                result.add("golden-mismatch", f"{case.name}: {ev.error}", path=where)
+                result.add(GOLDEN_MISMATCH.id, f"{case.name}: {ev.error}", path=where)
             for out, c in ev.outputs.items():
                 if not c.ok:
-                    result.add("golden-mismatch", _mismatch_message(case, out, c), path=where)
+                    result.add(GOLDEN_MISMATCH.id, _mismatch_message(case, out, c), path=where)
     return result, evaluations
 
 

@@ -24,37 +24,32 @@ import numpy as np
 
 from tools.bounded import check_json
 from tools.errors import UsageError
+from tools.numerics import rules
 from tools.numerics.common import fmt, num
-from tools.report import GateResult, Rule, declare
+from tools.numerics.rules import (
+    CLAMP,
+    CLAMPED,
+    GAP_OVER_STEP,
+    GRID_TIE_DERIVED,
+    LENGTH_MISMATCH,
+    NO_GRID,
+    NONFINITE,
+    NOT_TOP,
+    OFF_GRID,
+    STEP_NOT_POWER_OF_TWO,
+    STOP_REASONS,
+    TOKEN_ABSENT,
+    TOO_FEW_VALUES,
+    TOO_MANY_DIVERGENT,
+)
+from tools.report import GateResult
 from tools.schema import validate_against
 
-NAME = "grid-tie"
+NAME = rules.GRID_TIE
+RULES = rules.GRID_TIE_RULES
 SCHEMA = "tools.grid-tie/1"
 SCHEMA_FILE = "grid-tie.schema.json"
 REGISTERED_RULE = "pp4-r12-logit-grid-tie"
-CLAMP = -9999.0
-
-# The STOP reasons, in the order they are reported. Each is a rule id of the gate.
-STOP_REASONS = {
-    "too-few-values": "fewer than top_n logprobs at the first divergent position",
-    "nonfinite": "a logprob is NaN or infinite",
-    "clamped": f"a logprob is clamped (<= {CLAMP:g})",
-    "token-absent": "the experiment or reference token is not in the top-N",
-    "not-top": "the experiment token is not at the top (gap to the top above tolerance)",
-    "no-grid": "no positive gap among the top-N: no grid can be read (never inferred)",
-    "step-not-power-of-two": "the smallest positive gap is not within tolerance of 2^n, n <= 0",
-    "off-grid": "a pairwise gap is not an integer multiple of the step within tolerance",
-    "gap-over-step": "the reference token is more than one step below the experiment token",
-    "length-mismatch": "the experiment and reference outputs have different token counts",
-    "too-many-divergent": "more prompts diverge than max_divergent allows",
-}
-RULES = declare(
-    NAME,
-    [Rule(rule, "error", summary) for rule, summary in STOP_REASONS.items()]
-    + [
-        Rule("grid-tie-derived", "info", "the derived values of one divergent prompt"),
-    ],
-)
 
 
 def ulp32(x: float) -> float:
@@ -172,7 +167,7 @@ def judge_prompt(p: Prompt, top_n: int) -> Judged:
     if p.experiment_tokens is not None and p.reference_tokens is not None:
         if p.experiment_tokens != p.reference_tokens:
             j.stop(
-                "length-mismatch",
+                LENGTH_MISMATCH.id,
                 f"experiment has {p.experiment_tokens} tokens, reference {p.reference_tokens}",
             )
     if not p.diverged:
@@ -199,17 +194,17 @@ def _usable_values(j: Judged, p: Prompt, top_n: int) -> dict[int, float]:
     non-finite or clamped one, and an experiment or reference token not in the list."""
     top = p.top or []
     if len(top) < top_n:
-        j.stop("too-few-values", f"{len(top)} logprobs, top_n is {top_n}")
+        j.stop(TOO_FEW_VALUES.id, f"{len(top)} logprobs, top_n is {top_n}")
     bad = [(t, v) for t, v in top if not math.isfinite(v)]
     if bad:
         j.stop(
-            "nonfinite",
+            NONFINITE.id,
             "non-finite logprob(s) " + ", ".join(f"id {t}: {fmt(v)}" for t, v in bad[:5]),
         )
     clamped = [(t, v) for t, v in top if math.isfinite(v) and v <= CLAMP]
     if clamped:
         j.stop(
-            "clamped", "clamped logprob(s) " + ", ".join(f"id {t}: {v!r}" for t, v in clamped[:5])
+            CLAMPED.id, "clamped logprob(s) " + ", ".join(f"id {t}: {v!r}" for t, v in clamped[:5])
         )
     lp = dict(top)
     absent = [
@@ -218,7 +213,7 @@ def _usable_values(j: Judged, p: Prompt, top_n: int) -> dict[int, float]:
         if t not in lp
     ]
     if absent:
-        j.stop("token-absent", " and ".join(absent) + f" not in the top-{len(top)}")
+        j.stop(TOKEN_ABSENT.id, " and ".join(absent) + f" not in the top-{len(top)}")
     return {t: v for t, v in top if math.isfinite(v) and v > CLAMP}
 
 
@@ -227,7 +222,7 @@ def _check_at_top(j: Judged, exp_t: int | None, exp_v: float, top_v: float) -> N
     j.derived["experiment_to_top_gap"] = gap
     if gap > tolerance(top_v, exp_v):
         j.stop(
-            "not-top",
+            NOT_TOP.id,
             f"experiment token {exp_t} is {gap!r} below the top "
             f"(tolerance {tolerance(top_v, exp_v)!r})",
         )
@@ -249,14 +244,14 @@ def _read_step(j: Judged, pairs: list[tuple[float, float]], count: int) -> float
     (with its STOP) when there is no positive gap or it is no such power."""
     positive = [(g, t) for g, t in pairs if g > t]
     if not positive:
-        j.stop("no-grid", f"no positive gap among {count} value(s): no grid is inferred")
+        j.stop(NO_GRID.id, f"no positive gap among {count} value(s): no grid is inferred")
         return None
     measured, step_tol = min(positive)
     j.derived["measured_step"] = measured
     n = _power_of_two(measured, step_tol)
     if n is None:
         j.stop(
-            "step-not-power-of-two",
+            STEP_NOT_POWER_OF_TWO.id,
             f"smallest positive gap {measured!r} is not within "
             f"{step_tol!r} of a power of two 2^n with n <= 0",
         )
@@ -277,7 +272,7 @@ def _check_on_grid(j: Judged, pairs: list[tuple[float, float]], step: float) -> 
     j.derived["worst_residual_over_tolerance"] = worst
     if off:
         j.stop(
-            "off-grid",
+            OFF_GRID.id,
             f"{off} of {len(pairs)} pairwise gaps are not a multiple of the step "
             f"{step!r} (worst residual {worst:.3g}x its tolerance)",
         )
@@ -292,7 +287,7 @@ def _check_reference_gap(
     limit = step + tolerance(exp_v, ref_v)
     if ref_gap > limit:
         j.stop(
-            "gap-over-step",
+            GAP_OVER_STEP.id,
             f"reference token {ref_t} is {ref_gap!r} below the "
             f"experiment token: {ref_gap / step:.6g} steps of {step!r} (limit {limit!r})",
         )
@@ -308,7 +303,7 @@ def judge(evidence: Evidence, where: str) -> tuple[GateResult, list[Judged]]:
         if j.diverged:
             d = j.derived
             result.add(
-                "grid-tie-derived",
+                GRID_TIE_DERIVED.id,
                 f"prompt {j.prompt}: {'STOP' if j.reasons else 'PASS'}; "
                 f"experiment-to-top gap {fmt(d.get('experiment_to_top_gap', 'n/a'))}, "
                 f"step {fmt(d.get('step', 'n/a'))} (measured "
@@ -319,7 +314,7 @@ def judge(evidence: Evidence, where: str) -> tuple[GateResult, list[Judged]]:
             )
     if divergent > evidence.max_divergent:
         result.add(
-            "too-many-divergent",
+            TOO_MANY_DIVERGENT.id,
             f"STOP: {divergent} prompts diverge, max_divergent is {evidence.max_divergent}",
             path=where,
         )

@@ -25,31 +25,28 @@ import numpy as np
 import torch
 
 from tools.errors import UsageError
+from tools.numerics import rules
 from tools.numerics.common import RepoOps, num, sha256_bytes
+from tools.numerics.rules import (
+    TOPP_BAD_OUTPUT,
+    TOPP_BATCH,
+    TOPP_BITS_CHANGED,
+    TOPP_CANONICAL_PREFIX,
+    TOPP_CAPTURED_MISSING,
+    TOPP_CONTAINMENT,
+    TOPP_COUNT_RULE,
+    TOPP_FORCED,
+    TOPP_INPUT_MUTATED,
+    TOPP_NONFINITE_OUTPUT,
+    TOPP_ZERO_COUNT,
+)
 from tools.numerics.tensors import cpu_capability, load_npy
-from tools.report import GateResult, Rule, declare
+from tools.report import GateResult
 from tools.schema import validate_against
 from tools.yaml_files import read_yaml
 
-NAME = "topp-count"
-RULES = declare(
-    NAME,
-    [
-        Rule("topp-count-rule", "error", "D <= 3 or 200*D < K does not hold for a batch"),
-        Rule(
-            "topp-zero-count", "error", "a row's native kept count is zero, or a batch has no rows"
-        ),
-        Rule("topp-containment", "error", "the kernel drops a token the binary64 reference keeps"),
-        Rule("topp-canonical-prefix", "error", "the kept set is not a prefix of the stable order"),
-        Rule("topp-input-mutated", "error", "the kernel changed the bytes of its input"),
-        Rule("topp-bits-changed", "error", "a value is neither its input's fp32 bits nor -inf"),
-        Rule("topp-nonfinite-output", "error", "NaN or +inf in the kernel's output"),
-        Rule("topp-forced", "error", "a forced row does not keep exactly its forced token"),
-        Rule("topp-bad-output", "error", "the kernel raised, or returned no (batch, vocab) fp32"),
-        Rule("topp-batch", "info", "one batch's D, K and verdict for one kernel"),
-        Rule("topp-captured-missing", "info", "a captured kernel has no output for a case"),
-    ],
-)
+NAME = rules.TOPP_COUNT
+RULES = rules.TOPP_RULES
 RULE_RULE = "D <= 3 or 200*D < K"
 # exp(d) is exactly 0.0 in binary64 for d below this: every other token of a row whose forced
 # value leads by more has probability exactly zero at any precision.
@@ -406,22 +403,22 @@ def _check_output(run: KernelRun, v: BatchVerdict, x: np.ndarray) -> _Output | N
     """The checks on a kernel's whole output: it exists, left its input alone, holds no NaN
     or +inf and no value other than its input's bits or -inf. None: no output to judge."""
     if run.error or run.out is None:
-        v.failures["topp-bad-output"] = [run.error or "no output"]
+        v.failures[TOPP_BAD_OUTPUT.id] = [run.error or "no output"]
         return None
     out = run.out.numpy()
     if run.input_unchanged is False:
-        v.failures["topp-input-mutated"] = ["the input logits or p changed"]
+        v.failures[TOPP_INPUT_MUTATED.id] = ["the input logits or p changed"]
     finite = np.isfinite(out)
     bad = np.isnan(out) | np.isposinf(out)
     if bad.any():
         rows = sorted({int(r) for r in np.nonzero(bad)[0]})
-        v.failures["topp-nonfinite-output"] = [
+        v.failures[TOPP_NONFINITE_OUTPUT.id] = [
             f"row {r}: {int(bad[r].sum())} NaN/+inf value(s)" for r in rows[:5]
         ]
     changed = finite & (out.view(np.int32) != x.view(np.int32))
     if changed.any():
         r, t = (int(i) for i in np.argwhere(changed)[0])
-        v.failures["topp-bits-changed"] = [
+        v.failures[TOPP_BITS_CHANGED.id] = [
             f"{int(changed.sum())} value(s) are neither their input's fp32 bits nor -inf; "
             f"first [{r}, {t}]: input {float(x[r, t])!r}, output {float(out[r, t])!r}"
         ]
@@ -457,19 +454,19 @@ def _judge_row(
     )
     if not containment:
         missing = int((~in_order[:ref]).sum())
-        v.failures.setdefault("topp-containment", []).append(
+        v.failures.setdefault(TOPP_CONTAINMENT.id, []).append(
             f"row {row}: drops {missing} of the binary64 reference's {ref} tokens "
             f"(keeps {n}; first dropped id {int(order[:ref][~in_order[:ref]][0])})"
         )
     if not prefix:
-        v.failures.setdefault("topp-canonical-prefix", []).append(
+        v.failures.setdefault(TOPP_CANONICAL_PREFIX.id, []).append(
             f"row {row}: its {n} kept tokens are not the first {n} of the stable order "
             f"(first gap at rank {int(np.argmin(in_order[:n]))})"
         )
     if forced_token is not None:
         only = n == 1 and bool(output.kept[row][forced_token])
         if not only:
-            v.failures.setdefault("topp-forced", []).append(
+            v.failures.setdefault(TOPP_FORCED.id, []).append(
                 f"row {row}: keeps {n} finite value(s); the forced row must keep only "
                 f"token {forced_token}"
             )
@@ -487,13 +484,13 @@ def _judge_counts(
     v.d, v.k, rule_ok = count_rule(native_counts, counts)
     zero = [r for r, c in enumerate(native_counts) if c == 0]
     if zero or not native_counts:
-        v.failures.setdefault("topp-zero-count", []).append(
+        v.failures.setdefault(TOPP_ZERO_COUNT.id, []).append(
             f"native kept count is 0 on row(s) {zero[:10]}: the rule cannot judge them"
             if zero
             else "the batch has no rows"
         )
     elif not rule_ok:
-        v.failures["topp-count-rule"] = [
+        v.failures[TOPP_COUNT_RULE.id] = [
             f"D={v.d}, K={v.k}: {RULE_RULE} fails (200*D = {200 * v.d})"
         ]
     sym = (kept ^ native_kept).sum(1)
@@ -576,7 +573,7 @@ def _judge_case(
             runs.append(_captured_run(name, files[case.name], case, where))
         else:
             result.add(
-                "topp-captured-missing",
+                TOPP_CAPTURED_MISSING.id,
                 f"case {case.name}: captured kernel {name!r} has no output for it",
                 path=where,
             )
@@ -627,7 +624,7 @@ def _add_findings(result: GateResult, case: Case, v: BatchVerdict, device: str, 
             )
     dk = f"D={v.d}, K={v.k}" if v.d is not None else "no counts"
     result.add(
-        "topp-batch",
+        TOPP_BATCH.id,
         f"case {case.name}, kernel {v.kernel}: {dk}: "
         f"{'pass' if v.ok else 'FAIL'} (native {device} float32)",
         path=where,
