@@ -6,6 +6,8 @@ import shlex
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import Repo, run_cli
 from tests.gates.test_index import IDX, findings, index, row, rules
 
@@ -113,10 +115,16 @@ def test_driver_conflicts_when_both_sides_edit_a_base_row(tmp_path: Path) -> Non
     assert "<<<<<<< ours" in out
 
 
-def test_driver_takes_a_one_sided_preamble_change(tmp_path: Path) -> None:
+@pytest.mark.parametrize("side", ["theirs", "ours"])
+def test_driver_takes_a_one_sided_preamble_change(tmp_path: Path, side: str) -> None:
+    """The side that edits the preamble keeps it, beside the other side's new row (a merge3
+    that took one side's frame only would lose ours)."""
     base = index(row(1))
     edited = index(row(1), head="# Index\n\nNew words.\n\n")
-    run, out = drive(tmp_path, base, base, edited + row(2))
+    if side == "theirs":
+        run, out = drive(tmp_path, base, base, edited + row(2))
+    else:
+        run, out = drive(tmp_path, base, edited, base + row(2))
     assert run.exit_code == 0
     assert out == edited + row(2)
 
@@ -142,11 +150,3 @@ def test_driver_unreadable_input_is_exit_2(tmp_path: Path) -> None:
         ["index", "merge-driver", str(tmp_path / "nope"), str(tmp_path / "A"), str(tmp_path / "A")]
     )
     assert run.exit_code == 2 and run.stderr.startswith("error: ")
-
-
-def test_driver_keeps_our_preamble_change_beside_their_row(tmp_path: Path) -> None:
-    base = index(row(1))
-    edited = index(row(1), head="# Index\n\nOur words.\n\n")
-    run, out = drive(tmp_path, base, edited, base + row(2))
-    assert run.exit_code == 0
-    assert out == edited + row(2)
