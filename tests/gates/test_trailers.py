@@ -500,6 +500,20 @@ def test_bad_exceptions_are_usage_errors(repo: Repo, entry: dict, key: str) -> N
     assert run.exit_code == 2 and f"trailers.{key}" in run.stderr
 
 
+def test_an_unknown_exception_rule_is_refused_by_every_command(repo: Repo) -> None:
+    """The rule id is checked with the rest of the config, so a gate that never reads the
+    exceptions refuses the config too (one error line, exit 2), and a known id passes."""
+    entry = {"commit": "abcd", "rule": "no-such-rule", "reason": "x"}
+    work_repo(repo, {"trailers": {"exceptions": [entry]}})
+    run = repo.tools("conflicts", "check")
+    assert run.exit_code == 2, run.stderr
+    assert run.stderr.startswith("error: ") and run.stderr.count("\n") == 1
+    assert "trailers.exceptions[0].rule" in run.stderr and "Traceback" not in run.stderr
+    known = {"trailers": {"exceptions": [{**entry, "rule": "subject-period"}]}}
+    repo.write(".agents/protocol.yaml", yaml.safe_dump(known))
+    assert repo.tools("conflicts", "check").exit_code == 0
+
+
 def _commit_object(tree: str, parent: str, msg: str) -> bytes:
     who = "Test Author <author@example.com> 1767225600 +0000"
     return f"tree {tree}\nparent {parent}\nauthor {who}\ncommitter {who}\n\n{msg}".encode()
