@@ -21,7 +21,7 @@ import html
 import itertools
 import re
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -219,160 +219,190 @@ class _Walk:
         )
         starts.pop()
         self.starts = starts
+        # The 1-based line of a byte offset: a C call, not a method's frame.
+        self.line: Callable[[int], int] = partial(bisect.bisect_right, starts)
         self.doc = Document(split_lines(text), _data=self.data, _starts=starts)
         self.doc.code_mask = [False] * len(self.doc.lines)
         self.clean = clean
-
-    def line(self, offset: int) -> int:
-        return bisect.bisect_right(self.starts, offset)
+        # The walk's state between events. The loop in :meth:`run` keeps only what the most
+        # frequent event, plain text outside list items and headings, needs.
+        self.blocks: list[str] = []  # the open block tags
+        self.in_item = False  # the innermost open block is a list item (a tight item's text)
+        self.depth = 0  # every open tag, inline ones included
+        self.image = 0  # open images: their alt text is no rendered text of a heading or cell
+        self.collect: list[str] | None = None  # rendered text of the open heading
+        self.heading: list[int] | None = None  # [line, level, first, last offset of its text]
+        self.para_at = -1  # offset of the open paragraph (or a tight item's text), or -1
+        self.para_end = 0
+        self.para_quote = 0
+        self.implicit = False  # the open paragraph is a tight item's text, with no tags
+        self.items: list[list[int]] = []  # per open item: [its line, the end of its text or 0]
+        self.html_pieces: list[tuple[int, str]] = []
+        self.quotes = 0
 
     def src(self, start: int, end: int) -> str:
         return self.data[start:end].decode("utf-8")
 
     def run(self) -> Document:
         doc = self.doc
-        line_of = self.line
         blank = doc._blank.append
-        blocks: list[str] = []  # the open block tags
-        in_item = False  # the innermost open block is a list item (a tight item's text)
-        depth = 0  # every open tag, inline ones included
-        image = 0  # open images: their alt text is no rendered text of a heading or cell
-        collect: list[str] | None = None  # rendered text of the open heading
-        heading: list[int] | None = None  # [line, level, first, last offset of its text]
-        para_at = -1  # offset of the open paragraph (explicit, or a tight item's text), or -1
-        para_end = 0
-        para_quote = 0
-        implicit = False
-        items: list[list[int]] = []  # per open item: [its line, the end of its text or 0]
-        html_pieces: list[tuple[int, str]] = []
-        quotes = 0
-
-        def close_para() -> None:
-            nonlocal para_at, implicit
-            self._paragraph(para_at, para_end, para_quote)
-            if in_item and items[-1][1] == 0:
-                items[-1][1] = line_of(max(para_end - 1, para_at))
-            para_at, implicit = -1, False
-
-        payload: Any  # a tag's attributes, read as a plain dict
         # Read as plain dicts (popitem), not through pyromark's TypedDicts of each event.
         events: Iterator[tuple[Any, Any]] = iter(
             pyromark.events_with_range(self.clean, options=OPTIONS, merge_text=True)
         )
+        quiet = True  # no list item's text and no heading is open: text needs no reading
         for event, span in events:
             # Each event and range is a fresh dict of ours: popitem is a single C call, and a
             # range is read only where it is needed.
             if event.__class__ is dict:
                 kind, value = event.popitem()
-                if kind == "Text" and not in_item and heading is None:  # the common case, fast
-                    if collect is not None and not image:
-                        collect.append(value)
+                if kind == "Text" and quiet:  # the most frequent event, at its fastest
                     continue
             else:
                 kind, value = event, None
-            start, end = span["start"], span["end"]
             if kind == "Start":
-                if value.__class__ is str:
-                    name, payload = value, None
-                else:
-                    name, payload = value.popitem()
-                depth += 1
-                if depth > MAX_DEPTH:
-                    self._too_deep()
-                if name in _INLINE_TAGS:
-                    if in_item:
-                        if para_at < 0:
-                            para_at, para_quote, implicit = start, quotes, True
-                        para_end = max(para_end, end)
-                    if heading is not None:
-                        heading[2], heading[3] = min(heading[2], start), max(heading[3], end)
-                    if name == "Image":
-                        image += 1
-                    if (name == "Link" or name == "Image") and payload["link_type"] == "Inline":
-                        kind = "image" if name == "Image" else "link"
-                        doc.links.append(Link(line_of(end - 1), payload["dest_url"], kind))
-                    continue
-                if implicit:
-                    close_para()
-                if in_item and items[-1][1] == 0 and name != "Paragraph":
-                    items[-1][1] = items[-1][0]  # its first block is no text of its own
-                if name == "Table":
-                    # A table's events, to its end, in a loop of their own: a long table is
-                    # most of the events of its document, and its cells need little state.
-                    self._table(events, start, depth)
-                    depth -= 1
-                    in_item = bool(blocks) and blocks[-1] == "Item"
-                    continue
-                blocks.append(name)
-                in_item = name == "Item"
-                if name == "Paragraph":
-                    para_at, para_end, para_quote = start, end, quotes
-                elif name == "Item":
-                    items.append([line_of(start), 0])
-                elif name == "Heading":
-                    heading = [line_of(start), int(payload["level"][1:]), end, start]
-                    collect = []
-                elif name == "BlockQuote":
-                    quotes += 1
-                elif name == "CodeBlock":
-                    self._mark_code(start, end)
-                    blank((start, end))
-                elif name == "HtmlBlock":
-                    html_pieces = []
-                    blank((start, end))
-                continue
-            if kind == "End":
-                name = value if value.__class__ is str else value.popitem()[0]
-                depth -= 1
-                if name in _INLINE_TAGS:
-                    if name == "Image":
-                        image -= 1
-                    continue
-                if implicit:
-                    close_para()
-                blocks.pop()
-                in_item = bool(blocks) and blocks[-1] == "Item"
-                if name == "Paragraph":
-                    para_end = end
-                    close_para()
-                elif name == "Item":
-                    line, own = items.pop()
-                    doc.items.append(Item(line, own or line))
-                elif name == "Heading" and heading is not None:
-                    line, level, first, last = heading
-                    written = self.src(first, last).strip(_BLANKS) if last > first else ""
-                    doc.headings.append(Heading(line, level, written, "".join(collect or ())))
-                    heading, collect = None, None
-                elif name == "BlockQuote":
-                    quotes -= 1
-                elif name == "HtmlBlock":
-                    self._html(html_pieces)
-                continue
-            # A leaf event: text, code, HTML, a break, a rule, a footnote reference…
-            if in_item and kind != "Rule":
-                if para_at < 0:
-                    para_at, para_quote, implicit = start, quotes, True
-                para_end = max(para_end, end)
-            if heading is not None:
-                heading[2], heading[3] = min(heading[2], start), max(heading[3], end)
-            if kind == "Text":
-                if collect is not None and not image:
-                    collect.append(value)
+                quiet = self._start(value, span, events)
+            elif kind == "End":
+                quiet = self._end(value, span["end"])
+            elif not quiet:
+                self._leaf(kind, value, span["start"], span["end"])
             elif kind == "Code":
-                blank((start, end))
-                if collect is not None and not image:
-                    collect.append(value)
-            elif kind == "SoftBreak" or kind == "HardBreak":
-                if collect is not None and not image:
-                    collect.append("\n")
-            elif kind == "Html":
-                html_pieces.append((start, value))
-                doc.html.append((line_of(start), value))
-            elif kind == "InlineHtml":
-                self._inline_html(value, start, end)
+                blank((span["start"], span["end"]))
+            elif kind != "SoftBreak" and kind != "HardBreak":
+                self._leaf(kind, value, span["start"], span["end"])
         self._definitions()
         doc.links.sort(key=lambda link: link.line)
         return doc
+
+    def _quiet(self) -> bool:
+        return not self.in_item and self.heading is None
+
+    def _close_para(self) -> None:
+        """The open paragraph ends: record it (its lines trimmed, a block quote's markers on
+        its later lines dropped) and, as a list item's first text, the item's last line."""
+        start, end = self.para_at, self.para_end
+        self.para_at, self.implicit = -1, False
+        last = self.line(max(end - 1, start))
+        if self.in_item and self.items[-1][1] == 0:
+            self.items[-1][1] = last
+        pieces = self.src(start, end).split("\n")
+        if self.para_quote:
+            pieces[1:] = [p.lstrip("> \t") for p in pieces[1:]]
+        parts = [p for p in map(str.strip, pieces, itertools.repeat(" \t\r")) if p]
+        if parts:
+            length = len(" ".join(parts))
+            self.doc.paragraphs.append(Paragraph(self.line(start), last, length, parts[0]))
+
+    def _start(self, value: Any, span: Any, events: Iterator[tuple[Any, Any]]) -> bool:
+        """A tag opens; returns whether the walk is quiet after it (see :meth:`run`)."""
+        payload: Any  # a tag's attributes, read as a plain dict
+        name, payload = (value, None) if value.__class__ is str else value.popitem()
+        start, end = span["start"], span["end"]
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            self._too_deep()
+        if name in _INLINE_TAGS:
+            self._inline_start(name, payload, start, end)
+            return self._quiet()
+        if self.implicit:
+            self._close_para()
+        items = self.items
+        if self.in_item and items[-1][1] == 0 and name != "Paragraph":
+            items[-1][1] = items[-1][0]  # its first block is no text of its own
+        if name == "Table":
+            # A table's events, to its end, in a loop of their own: a long table is most of
+            # the events of its document, and its cells need little state.
+            self._table(events, start, self.depth)
+            self.depth -= 1
+            self.in_item = bool(self.blocks) and self.blocks[-1] == "Item"
+            return self._quiet()
+        self.blocks.append(name)
+        self.in_item = name == "Item"
+        if name == "Paragraph":
+            self.para_at, self.para_end, self.para_quote = start, end, self.quotes
+        elif name == "Item":
+            items.append([self.line(start), 0])
+        elif name == "Heading":
+            self.heading = [self.line(start), int(payload["level"][1:]), end, start]
+            self.collect = []
+        elif name == "BlockQuote":
+            self.quotes += 1
+        elif name == "CodeBlock":
+            self._mark_code(start, end)
+            self.doc._blank.append((start, end))
+        elif name == "HtmlBlock":
+            self.html_pieces = []
+            self.doc._blank.append((start, end))
+        return self._quiet()
+
+    def _inline_start(self, name: str, payload: Any, start: int, end: int) -> None:
+        if self.in_item:
+            if self.para_at < 0:
+                self.para_at, self.para_quote, self.implicit = start, self.quotes, True
+            self.para_end = max(self.para_end, end)
+        heading = self.heading
+        if heading is not None:
+            heading[2], heading[3] = min(heading[2], start), max(heading[3], end)
+        if name == "Image":
+            self.image += 1
+        if (name == "Link" or name == "Image") and payload["link_type"] == "Inline":
+            self._link(name, payload["dest_url"], end)
+
+    def _end(self, value: Any, end: int) -> bool:
+        """A tag closes; returns whether the walk is quiet after it (see :meth:`run`)."""
+        name = value if value.__class__ is str else value.popitem()[0]
+        self.depth -= 1
+        if name in _INLINE_TAGS:
+            if name == "Image":
+                self.image -= 1
+            return self._quiet()
+        if self.implicit:
+            self._close_para()
+        blocks = self.blocks
+        blocks.pop()
+        self.in_item = bool(blocks) and blocks[-1] == "Item"
+        if name == "Paragraph":
+            self.para_end = end
+            self._close_para()
+        elif name == "Item":
+            line, own = self.items.pop()
+            self.doc.items.append(Item(line, own or line))
+        elif name == "Heading" and self.heading is not None:
+            line, level, first, last = self.heading
+            written = self.src(first, last).strip(_BLANKS) if last > first else ""
+            self.doc.headings.append(Heading(line, level, written, "".join(self.collect or ())))
+            self.heading, self.collect = None, None
+        elif name == "BlockQuote":
+            self.quotes -= 1
+        elif name == "HtmlBlock":
+            self._html(self.html_pieces)
+        return self._quiet()
+
+    def _leaf(self, kind: str, value: Any, start: int, end: int) -> None:
+        """A leaf event: text, code, HTML, a break, a rule, a footnote reference…"""
+        if self.in_item and kind != "Rule":
+            if self.para_at < 0:
+                self.para_at, self.para_quote, self.implicit = start, self.quotes, True
+            self.para_end = max(self.para_end, end)
+        heading = self.heading
+        if heading is not None:
+            heading[2], heading[3] = min(heading[2], start), max(heading[3], end)
+        collect = self.collect if not self.image else None
+        if kind == "Text":
+            if collect is not None:
+                collect.append(value)
+        elif kind == "Code":
+            self.doc._blank.append((start, end))
+            if collect is not None:
+                collect.append(value)
+        elif kind == "SoftBreak" or kind == "HardBreak":
+            if collect is not None:
+                collect.append("\n")
+        elif kind == "Html":
+            self.html_pieces.append((start, value))
+            self.doc.html.append((self.line(start), value))
+        elif kind == "InlineHtml":
+            self._inline_html(value, start, end)
 
     def _too_deep(self) -> None:
         raise UsageError(
@@ -416,13 +446,21 @@ class _Walk:
         value: Any
         payload: Any
         for event, span in events:
-            if event.__class__ is not dict:  # a break (a rule cannot be in a table)
-                if event == "SoftBreak" or event == "HardBreak":
-                    kind, value = "Text", "\n"
-                else:
-                    continue
-            else:
+            if event.__class__ is dict:
                 kind, value = event.popitem()
+            elif event == "SoftBreak" or event == "HardBreak":
+                kind, value = "Text", "\n"
+            else:
+                continue  # a rule cannot be in a table
+            # The most frequent events first: a cell's start and end, then its text.
+            if value == "TableCell":
+                if kind == "End":
+                    start, end = span["start"], span["end"]
+                    written = clean[start:end] if ascii_only else data[start:end].decode("utf-8")
+                    cells.append(written.strip(_BLANKS))
+                    plain.append(("".join(more) if more is not None else text or "").strip(_BLANKS))
+                    text = more = None
+                continue
             if kind == "Text" or kind == "Code":
                 if kind == "Code":
                     self.doc._blank.append((span["start"], span["end"]))
@@ -435,13 +473,6 @@ class _Walk:
                     more = [text, value]
                 else:
                     more.append(value)
-            elif value == "TableCell":
-                if kind == "End":
-                    start, end = span["start"], span["end"]
-                    written = clean[start:end] if ascii_only else data[start:end].decode("utf-8")
-                    cells.append(written.strip(_BLANKS))
-                    plain.append(("".join(more) if more is not None else text or "").strip(_BLANKS))
-                    text = more = None
             elif value == "TableRow" or value == "TableHead":
                 if kind == "End":
                     start = span["start"]
@@ -476,17 +507,6 @@ class _Walk:
         mask = self.doc.code_mask
         for i in range(self.line(start) - 1, min(self.line(max(end - 1, start)), len(mask))):
             mask[i] = True
-
-    def _paragraph(self, start: int, end: int, quoted: int) -> None:
-        pieces = self.src(start, end).split("\n")
-        if quoted:  # the block quote's markers on its later lines are no text
-            pieces[1:] = [p.lstrip("> \t") for p in pieces[1:]]
-        parts = [p for p in (p.strip(" \t\r") for p in pieces) if p]
-        if not parts:
-            return
-        first = self.line(start)
-        last = self.line(max(end - 1, start))
-        self.doc.paragraphs.append(Paragraph(first, last, len(" ".join(parts)), parts[0]))
 
     def _html(self, pieces: list[tuple[int, str]]) -> None:
         """The ``id`` and ``name`` attributes of the elements of an HTML block (outside its

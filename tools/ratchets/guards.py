@@ -24,7 +24,7 @@ its group: ``#ifdef VT_CUDA`` is not inside itself, nor is its ``#endif``.
 from __future__ import annotations
 
 import re
-from bisect import bisect_left, bisect_right
+from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 
 _DIRECTIVE = re.compile(
@@ -191,26 +191,11 @@ def guarded_lines(
         closing = name[0] == "e" and bool(stack)  # elif…, else, endif of an open group
         # The lines before this directive are judged in the current branch; the
         # directive's own lines in the context that encloses its group.
-        # (bisect skips the lines that no open branch guards without visiting them)
         if ai < n_asked and asked[ai] < line:
-            if current:
-                while ai < n_asked and asked[ai] < line:
-                    for k in wanted[asked[ai]]:
-                        if current >> k & 1:
-                            out[k].add(asked[ai])
-                    ai += 1
-            else:
-                ai = bisect_left(asked, line, ai)
+            ai = _mark(asked, ai, line, current, wanted, out)
         if ai < n_asked and asked[ai] <= line + extra:
             context = stack[-1][1] if closing else current
-            if context:
-                while ai < n_asked and asked[ai] <= line + extra:
-                    for k in wanted[asked[ai]]:
-                        if context >> k & 1:
-                            out[k].add(asked[ai])
-                    ai += 1
-            else:
-                ai = bisect_right(asked, line + extra, ai)
+            ai = _mark(asked, ai, line + extra + 1, context, wanted, out)
         if name == "ifdef":
             macro = _operand(rest)
             stack.append((current | (mask_of([macro]) if macro else 0), current, None))
@@ -232,12 +217,33 @@ def guarded_lines(
         if extra:
             line += extra
             pos = consumed = end
-    if current:  # the lines after the last directive, in the branch still open
-        for number in asked[ai:]:
-            for k in wanted[number]:
-                if current >> k & 1:
-                    out[k].add(number)
+    # The lines after the last directive, in the branch still open.
+    _mark(asked, ai, last + 1, current, wanted, out)
     return out
+
+
+def _mark(
+    asked: list[int],
+    ai: int,
+    before: int,
+    mask: int,
+    wanted: dict[int, list[int]],
+    out: list[set[int]],
+) -> int:
+    """Add each asked line from ``asked[ai]`` up to line ``before`` to the sets of ``out``
+    whose bit ``mask`` has; returns the index of the first asked line not judged. Called only
+    when such lines exist, not per directive; with no mask the lines are skipped by bisection,
+    without a visit."""
+    if not mask:
+        return bisect_left(asked, before, ai)
+    n_asked = len(asked)
+    while ai < n_asked and asked[ai] < before:
+        number = asked[ai]
+        for k in wanted[number]:
+            if mask >> k & 1:
+                out[k].add(number)
+        ai += 1
+    return ai
 
 
 def _askers(lines: Sequence[Iterable[int]]) -> dict[int, list[int]]:
