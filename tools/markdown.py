@@ -335,7 +335,9 @@ class _Walk:
             self.doc._blank.append((start, end))
         return self._quiet()
 
-    def _inline_start(self, name: str, payload: Any, start: int, end: int) -> None:
+    def _reach(self, start: int, end: int) -> None:
+        """Inline content from ``start`` to ``end``: it is text of the open tight list item
+        (which opens its implicit paragraph) and of the open heading."""
         if self.in_item:
             if self.para_at < 0:
                 self.para_at, self.para_quote, self.implicit = start, self.quotes, True
@@ -343,6 +345,9 @@ class _Walk:
         heading = self.heading
         if heading is not None:
             heading[2], heading[3] = min(heading[2], start), max(heading[3], end)
+
+    def _inline_start(self, name: str, payload: Any, start: int, end: int) -> None:
+        self._reach(start, end)
         if name == "Image":
             self.image += 1
         if (name == "Link" or name == "Image") and payload["link_type"] == "Inline":
@@ -380,13 +385,8 @@ class _Walk:
 
     def _leaf(self, kind: str, value: Any, start: int, end: int) -> None:
         """A leaf event: text, code, HTML, a break, a rule, a footnote reference…"""
-        if self.in_item and kind != "Rule":
-            if self.para_at < 0:
-                self.para_at, self.para_quote, self.implicit = start, self.quotes, True
-            self.para_end = max(self.para_end, end)
-        heading = self.heading
-        if heading is not None:
-            heading[2], heading[3] = min(heading[2], start), max(heading[3], end)
+        if kind != "Rule":  # a rule is no item's text (and is never in a heading)
+            self._reach(start, end)
         collect = self.collect if not self.image else None
         if kind == "Text":
             if collect is not None:
