@@ -1,37 +1,22 @@
 """The ``tools`` application: global options and the command groups.
 
-Command groups live in their own modules; each registers on ``app`` via ``register``.
-Nothing here imports torch: the numerics groups import it inside their commands.
+Command groups live in their own modules (:data:`GROUPS`); each registers on the application
+via its ``register``. A command line imports and builds only the group it names
+(:func:`register`); ``tools.cli.main.app`` is the application with every group. Nothing here
+imports torch: the numerics groups import it inside their commands.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
+from collections.abc import Sequence
 
 import typer
 
 from tools import __version__
-from tools.cli import (
-    baseline,
-    commit_gates,
-    config_cmd,
-    conflicts,
-    demo,
-    docs,
-    end_early_interrupts,
-    hooks,
-    ledgers,
-    links,
-    merges,
-    mutate,
-    now,
-    numerics,
-    preflight,
-    ratchet,
-    say_interrupted,
-    spec,
-)
+from tools.cli import end_early_interrupts, say_interrupted
 from tools.cli.common import (
     ConfigFromOpt,
     ConfigOpt,
@@ -41,7 +26,31 @@ from tools.cli.common import (
     new_app,
 )
 
-app = new_app("Mechanical, honest gates for agent-heavy repositories.")
+# The modules of tools.cli that register command groups, in the order `tools --help` lists
+# them, and the first word of a command line that each one registers.
+GROUPS: dict[str, tuple[str, ...]] = {
+    "preflight": ("preflight",),
+    "conflicts": ("conflicts",),
+    "now": ("now",),
+    "commit_gates": ("trailers", "style"),
+    "docs": ("docs",),
+    "links": ("links",),
+    "merges": ("merges",),
+    "spec": ("spec",),
+    "ratchet": ("ratchet",),
+    "baseline": ("baseline",),
+    "config_cmd": ("config", "init"),
+    "hooks": ("hooks",),
+    "ledgers": ("index", "ledger"),
+    "numerics": ("golden", "numerics"),
+    "mutate": ("mutate", "attribute"),
+    "demo": ("demo",),
+}
+_MODULE_OF = {word: module for module, words in GROUPS.items() for word in words}
+# The global options that take a value (``--repo DIR``): the word after one is no command.
+VALUED = frozenset({"--repo", "--config", "--config-from", "--format"})
+
+_app = new_app("Mechanical, honest gates for agent-heavy repositories.")
 
 
 def _version(value: bool) -> None:
@@ -50,7 +59,7 @@ def _version(value: bool) -> None:
         raise typer.Exit(0)
 
 
-@app.callback()
+@_app.callback()
 def _globals(
     ctx: typer.Context,
     repo: RepoOpt = None,
@@ -65,25 +74,52 @@ def _globals(
     ctx.obj = {"repo": repo, "config": config, "config_from": config_from, "fmt": fmt}
 
 
-for _module in (
-    preflight,
-    conflicts,
-    now,
-    commit_gates,
-    docs,
-    links,
-    merges,
-    spec,
-    ratchet,
-    baseline,
-    config_cmd,
-    hooks,
-    ledgers,
-    numerics,
-    mutate,
-    demo,
-):
-    _module.register(app)
+def command_word(args: Sequence[str]) -> str | None:
+    """The first word of ``args`` that is neither a global option nor its value: the command
+    (group) the command line names, or None."""
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg in VALUED:
+            i += 2
+        elif arg.startswith("-"):  # --opt=value, --version, --help
+            i += 1
+        else:
+            return arg
+    return None
+
+
+def register(args: Sequence[str] | None = None) -> typer.Typer:
+    """Register on the application what the command line ``args`` needs, and return it.
+
+    A command's own group is imported and built, not every group: a command's start pays for
+    its own module and options only. ``--version`` alone needs none. A bare ``tools``,
+    ``--help`` or a word that names no command registers every group, so that help and
+    click's "No such command" see them all. None: every group (what tests and the
+    documentation generators read)."""
+    word = None if args is None else command_word(args)
+    if word in _MODULE_OF:
+        wanted = [_MODULE_OF[word]]
+    elif args is not None and word is None and "--version" in args:
+        wanted = []
+    else:
+        wanted = list(GROUPS)
+    for name in wanted:
+        if name not in _registered:
+            _registered.add(name)
+            importlib.import_module(f"tools.cli.{name}").register(_app)
+    return _app
+
+
+_registered: set[str] = set()
+
+
+def __getattr__(name: str) -> typer.Typer:
+    # ``tools.cli.main.app``: the application with every group (tests, documentation
+    # generators), registered on first use; a command line registers only its own.
+    if name == "app":
+        return register(None)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def main() -> None:
@@ -99,7 +135,7 @@ def main() -> None:
         # of this module's import: the import machinery's own cleanup after it would be
         # interrupted outside any handler (a traceback, exit -2).
         end_early_interrupts()
-        app(prog_name="tools")
+        register(sys.argv[1:])(prog_name="tools")
         code = 0
     except KeyboardInterrupt:  # SIGINT at any moment: one line, exit 130, never a traceback
         say_interrupted()
