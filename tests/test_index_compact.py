@@ -153,7 +153,7 @@ def test_rows_the_bulk_reader_accepts_have_the_cells_gfm_reads(rows: list[tuple[
         f"|{pad}#{i + 1} | A |{pad}{t} | bug |\n" for i, (t, pad) in enumerate(rows)
     )
     table = index_table.parse(text)
-    gfm = [r.cells for t in markdown.parse(text).tables for r in t.rows][1:]
+    gfm = [list(r.cells) for t in markdown.parse(text).tables for r in t.rows][1:]
     assert len(gfm) == len(rows)  # one table, every line a row of it
     first = len(index_table.split_lines(FRAME)) + 1
     for row in table.rows:  # GFM cuts extra cells: compare only the rows the index accepts

@@ -90,7 +90,7 @@ def compare(text: str) -> None:
     extra = [t for t in theirs if t not in mine]
     assert all(t in {unquote(d) for d in definitions} for t in extra), (extra, mine)
     assert all(t in theirs for t in mine), (mine, theirs)
-    assert [row.plain for t in doc.tables for row in t.rows] == want.rows
+    assert [list(row.plain) for t in doc.tables for row in t.rows] == want.rows
 
 
 # -- generated documents -----------------------------------------------------------------------

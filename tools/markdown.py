@@ -24,7 +24,7 @@ import unicodedata
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
+from typing import Any, NamedTuple
 
 import pyromark
 
@@ -106,16 +106,15 @@ class Anchor:
     kind: str  # "heading" | "html"
 
 
-@dataclass(slots=True)
-class Row:
+class Row(NamedTuple):
     """A table row (the header row included): its line, its cells as written (trimmed,
     escaped pipes kept) and as rendered, and the text of its code spans."""
 
     line: int
     header: bool
-    cells: list[str] = field(default_factory=list)
-    plain: list[str] = field(default_factory=list)
-    codes: list[str] = field(default_factory=list)
+    cells: tuple[str, ...] = ()
+    plain: tuple[str, ...] = ()
+    codes: tuple[str, ...] = ()
 
 
 @dataclass
@@ -478,8 +477,8 @@ class _Walk:
                     start = span["start"]
                     line += count(b"\n", seen, start)
                     seen = start
-                    rows.append(Row(line, value == "TableHead", cells, plain, codes))
-                    cells, plain, codes = [], [], []
+                    rows.append(Row(line, value == "TableHead", (*cells,), (*plain,), (*codes,)))
+                    del cells[:], plain[:], codes[:]
             elif kind == "Start":
                 name, payload = (value, None) if isinstance(value, str) else value.popitem()
                 inline += 1

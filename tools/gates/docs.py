@@ -17,6 +17,7 @@ A ``docs.rules`` entry may be triggered by a row of a matrix moving into given s
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -326,7 +327,7 @@ class MatrixRow:
     table_line: int = 0  # the table's header line
 
 
-def table_rows(doc: markdown.Document) -> list[tuple[int, str, str, list[str]]]:
+def table_rows(doc: markdown.Document) -> list[tuple[int, str, str, tuple[str, ...]]]:
     r"""(1-based line, first cell, line, code spans) of each row of each GFM table of a
     matrix file (the header row included, the delimiter row not): a table ends at a blank
     line, a row needs no trailing pipe, and ``\|`` is an escaped pipe inside a cell (kept in
@@ -338,7 +339,9 @@ def table_rows(doc: markdown.Document) -> list[tuple[int, str, str, list[str]]]:
     ]
 
 
-def _states(line: str, states: frozenset[str], codes: list[str] | None = None) -> tuple[str, ...]:
+def _states(
+    line: str, states: frozenset[str], codes: Sequence[str] | None = None
+) -> tuple[str, ...]:
     """The state tokens of a row line, in order (``codes``: its code spans, when known)."""
     found = markdown.code_texts(line) if codes is None else [c.strip(" \t\n") for c in codes]
     return tuple(tok for tok in found if tok in states)
