@@ -6,17 +6,17 @@ them), not to hide an import circle.
 
 from __future__ import annotations
 
-import json
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from tools.cli.common import TEXT_JSON, command, emit, new_app
+from tools.cli.common import ResultType, command, new_app, show
 from tools.errors import UsageError
 from tools.fsio import refuse_links
 from tools.options import Options
 
 if TYPE_CHECKING:
+    from tools.cli.results.baseline import BaselineWritten
     from tools.context import Context
     from tools.findings_baseline import Entry
 
@@ -62,11 +62,12 @@ def selected_gates(ctx: Context, wanted: list[str] | None) -> list[str]:
     return [g for g in configured if not wanted or g in wanted]
 
 
-def write(opts: Options, wanted: list[str] | None, *, add: bool) -> dict[str, Any]:
+def write(opts: Options, wanted: list[str] | None, *, add: bool) -> BaselineWritten:
     """Rewrite the baseline: entries of the selected gates that match nothing any more go;
     with ``add``, today's findings not yet recorded come in (the only way it ever grows).
     Returns what was done."""
     from tools import findings_baseline as fb
+    from tools.cli.results.baseline import BaselineWritten
     from tools.context import Context
     from tools.fsio import write_atomic
     from tools.gates import inplace_pending
@@ -83,7 +84,7 @@ def write(opts: Options, wanted: list[str] | None, *, add: bool) -> dict[str, An
     raw = path.read_bytes() if path.is_file() else None
     before = fb.parse(raw, fb.PATH) if raw is not None else None
     if before is None and not add:
-        return {"path": fb.PATH, "written": False, "exists": False, "entries": [], "removed": []}
+        return BaselineWritten(fb.PATH, exists=False, written=False)
     now = current_entries(ctx, names)
     now_keys = {(e.gate, e.fingerprint) for e in now}
     old = before or []
@@ -96,83 +97,27 @@ def write(opts: Options, wanted: list[str] | None, *, add: bool) -> dict[str, An
     written = raw != data
     if written:
         write_atomic(path, data, root=ctx.root)
-    return {
-        "path": fb.PATH,
-        "written": written,
-        "exists": True,
-        "entries": entries,
-        "removed": removed,
-        "added": added,
-        "gates": names,
-    }
-
-
-def _per_rule(entries: list[Entry]) -> str:
-    counts: dict[str, int] = {}
-    for e in entries:
-        counts[e.rule] = counts.get(e.rule, 0) + 1
-    return ", ".join(f"{rule} {n}" for rule, n in sorted(counts.items())) or "none"
-
-
-def _say_written(opts: Options, done: dict[str, Any]) -> None:
-    entries: list[Entry] = done["entries"]
-    if opts.fmt == "json":
-        out = {
-            "schema": "tools.baseline-write/1",
-            "path": done["path"],
-            "written": done["written"],
-            "entries": len(entries),
-            "added": [e.to_json() for e in done.get("added", [])],
-            "removed": [e.to_json() for e in done["removed"]],
-        }
-        emit(json.dumps(out, ensure_ascii=False) + "\n")
-        return
-    if not done["exists"]:
-        emit(
-            f"no findings baseline ({done['path']}): nothing written; "
-            "`tools baseline write --add` records today's findings as debt\n"
-        )
-        return
-    lines = [f"  removed {e.gate}/{e.rule} {e.path}: {e.message}" for e in done["removed"]]
-    lines += [f"  added   {e.gate}/{e.rule} {e.path}: {e.message}" for e in done.get("added", [])]
-    verb = "wrote" if done["written"] else "unchanged"
-    lines.append(
-        f"{verb} {done['path']}: {len(entries)} entries "
-        f"({len(done.get('added', []))} added, {len(done['removed'])} removed); "
-        f"debt per rule: {_per_rule(entries)}"
+    return BaselineWritten(
+        fb.PATH,
+        exists=True,
+        written=written,
+        entries=tuple(entries),
+        added=tuple(added),
+        removed=tuple(removed),
     )
-    emit("\n".join(lines) + "\n")
 
 
 def baseline_show(opts: Options) -> None:
     """List the recorded debt: each entry, then the count per rule."""
     from tools import findings_baseline as fb
+    from tools.cli.results.baseline import BaselineShown
     from tools.git import Git
 
     git = Git(opts.repo)
     path = git.worktree_path(fb.PATH)
     refuse_links(path, git.root)
     entries = fb.parse(path.read_bytes(), fb.PATH) if path.is_file() else None
-    if opts.fmt == "json":
-        emit(
-            json.dumps(
-                {
-                    "schema": "tools.baseline-show/1",
-                    "path": fb.PATH,
-                    "exists": entries is not None,
-                    "findings": [e.to_json() for e in entries or []],
-                },
-                ensure_ascii=False,
-            )
-            + "\n"
-        )
-        return
-    if entries is None:
-        emit(f"no findings baseline ({fb.PATH})\n")
-        return
-    lines = [f"{e.gate}/{e.rule} {e.path}: {e.message}" for e in entries]
-    lines.append(f"{len(entries)} entries in {fb.PATH}; per rule: {_per_rule(entries)}")
-    emit("\n".join(lines) + "\n")
+    show(BaselineShown(fb.PATH, None if entries is None else tuple(entries)), opts)
 
 
 AddOpt = Annotated[
@@ -183,11 +128,12 @@ AddOpt = Annotated[
 def baseline_write(opts: Options, gate: GateOpt = None, add: AddOpt = False) -> None:
     """Remove the entries that match no finding any more (only ever removes, unless --add
     records today's new findings too; --add also creates a missing baseline)."""
-    _say_written(opts, write(opts, gate, add=add))
+    show(write(opts, gate, add=add), opts)
 
 
 def register(app: typer.Typer) -> None:
     group = new_app("The findings baseline: today's findings recorded as debt (SPEC §3.3).")
-    group.command("write")(command(formats=TEXT_JSON)(baseline_write))
-    group.command("show")(command(formats=TEXT_JSON)(baseline_show))
+    results = "tools.cli.results.baseline"
+    group.command("write")(command(formats=ResultType(results, "BaselineWritten"))(baseline_write))
+    group.command("show")(command(formats=ResultType(results, "BaselineShown"))(baseline_show))
     app.add_typer(group, name="baseline")

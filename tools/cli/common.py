@@ -1,16 +1,19 @@
 """What every command shares: global options accepted before and after the subcommand,
-the ``error:`` / exit-2 edge, and running gates into one rendered report."""
+the ``error:`` / exit-2 edge, running gates into one rendered report, and writing a
+command's typed result through the same output path (:func:`show`)."""
 
 from __future__ import annotations
 
 import enum
 import errno
 import functools
+import importlib
 import inspect
 import os
 import sys
 import traceback
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, TypeVar, cast
 
@@ -21,6 +24,7 @@ from tools.cli import say_interrupted
 from tools.errors import UsageError
 from tools.options import Options
 from tools.report import FORMATS, Report, TextOptions, render
+from tools.report import formats as formats_of
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -32,6 +36,24 @@ REPORT: tuple[str, ...] = FORMATS
 TEXT: tuple[str, ...] = ("text",)
 TEXT_JSON: tuple[str, ...] = ("text", "json")
 JSON: tuple[str, ...] = ("json",)
+
+
+@dataclass(frozen=True)
+class ResultType:
+    """The type of a command's result, named by module and class so that its module (the
+    type and its renderers) loads when the command runs, not at start-up. The command's
+    ``--format`` values are the formats registered for that type, so the two cannot drift."""
+
+    module: str
+    name: str
+
+    def load(self) -> type:
+        kind: type = getattr(importlib.import_module(self.module), self.name)
+        return kind
+
+    def formats(self) -> tuple[str, ...]:
+        return formats_of(self.load())
+
 
 RepoOpt = Annotated[
     Path | None,
@@ -265,7 +287,7 @@ def _format(chosen: Any, formats: tuple[str, ...], where: str) -> str:
 
 def command(
     *,
-    formats: tuple[str, ...],
+    formats: tuple[str, ...] | ResultType,
     check: bool = False,
     staged: bool = False,
     range_: bool = False,
@@ -277,7 +299,8 @@ def command(
     ``--fail-on-skip``, ``--staged``, ``--base/--head/--require-commits`` and ``--commit``;
     merges them with the values given before the subcommand; maps UsageError to exit 2.
     ``formats``: the ``--format`` values the command produces, its default first (a gate
-    report: ``REPORT``); any other is exit 2 before the body runs.
+    report: ``REPORT``), or the :class:`ResultType` it writes with :func:`show` (its
+    registered formats); any other is exit 2 before the body runs.
     """
 
     def deco(fn: F) -> F:
@@ -295,7 +318,8 @@ def command(
             root = ctx.find_root()
             glob = root.obj if isinstance(root.obj, dict) else {}
             try:
-                fmt = _format(given.get("fmt") or glob.get("fmt"), formats, ctx.command_path)
+                can = formats.formats() if isinstance(formats, ResultType) else formats
+                fmt = _format(given.get("fmt") or glob.get("fmt"), can, ctx.command_path)
                 opts = _options(given, glob, range_=range_, fmt=fmt)
                 if opts.config_from not in CONFIG_FROM:
                     raise UsageError(
@@ -310,6 +334,7 @@ def command(
         wrapper.__signature__ = sig.replace(parameters=own + extra)  # type: ignore[attr-defined]
         wrapper.__annotations__ = {p.name: p.annotation for p in own + extra}
         del wrapper.__wrapped__  # typer must read the new signature, not fn's
+        wrapper.declared_formats = formats  # type: ignore[attr-defined]  # read by the tests
         return cast(F, wrapper)
 
     return deco
@@ -342,6 +367,15 @@ def finish(report: Report, opts: Options, *, summary: bool = True) -> None:
         )
     )
     raise typer.Exit(report.exit_code(fail_on_skip=opts.fail_on_skip))
+
+
+def show(result: object, opts: Options, *, exit_code: int = 0) -> None:
+    """Write a command's typed ``result`` on stdout in ``opts.fmt``, by the renderer its
+    module registered (:func:`tools.report.register`), then end with ``exit_code``: return
+    for 0, so that a command body still runs alone as a function."""
+    emit(render(result, opts.fmt))
+    if exit_code:
+        raise typer.Exit(exit_code)
 
 
 def run_gates(opts: Options, names: Sequence[str], *, summary: bool = False) -> None:

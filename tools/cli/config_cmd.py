@@ -5,13 +5,14 @@ from __future__ import annotations
 import datetime
 import json
 import os
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from tools.cli.common import TEXT, TEXT_JSON, command, emit, new_app
+from tools.cli.common import F, ResultType, command, emit, new_app, show
 from tools.errors import UsageError
 from tools.fsio import write_atomic
 from tools.options import Options
@@ -144,17 +145,18 @@ FileArg = Annotated[Path | None, typer.Argument(help="Config file (default: the 
 def config_validate(opts: Options, file: FileArg = None) -> None:
     """Validate a config file against the schema; exit 2 naming the key path if it is bad."""
     from tools import config as config_mod
+    from tools.cli.results.config import ConfigValid
     from tools.git import Git
 
     if file is not None:
         if not file.is_file():
             raise UsageError("config file not found", where=str(file))
         config_mod.load_file(file, display=str(file))
-        emit(f"ok: {file} is valid\n")
+        show(ConfigValid(str(file)), opts)
         return
     git = Git(opts.repo)
     _, source = config_mod.load(git.root, opts.config, tools_dir=git.tools_dir())
-    emit(f"ok: {source} is valid\n" if source else "ok: no config file; defaults apply\n")
+    show(ConfigValid(str(source) if source else None), opts)
 
 
 def config_schema() -> None:
@@ -166,18 +168,13 @@ def config_schema() -> None:
 
 def config_show(opts: Options) -> None:
     """Print the effective config, defaults filled in."""
-    import yaml
-
     from tools import config as config_mod
+    from tools.cli.results.config import ConfigShown
     from tools.git import Git
 
     git = Git(opts.repo)
     cfg, source = config_mod.load(git.root, opts.config, tools_dir=git.tools_dir())
-    if opts.fmt == "json":
-        emit(json.dumps(cfg, indent=2) + "\n")
-        return
-    emit(f"# effective config ({source or 'defaults only'})\n")
-    emit(yaml.safe_dump(cfg, sort_keys=False, allow_unicode=True))
+    show(ConfigShown(cfg, str(source) if source else None), opts)
 
 
 ForceOpt = Annotated[bool, typer.Option("--force", help="Overwrite what differs.")]
@@ -200,6 +197,7 @@ def init(opts: Options, force: ForceOpt = False, adopt: AdoptOpt = False) -> Non
     """
     from tools import config as config_mod
     from tools import hooks
+    from tools.cli.results.config import InitDone
     from tools.git import Git
 
     git = Git(opts.repo)
@@ -221,14 +219,8 @@ def init(opts: Options, force: ForceOpt = False, adopt: AdoptOpt = False) -> Non
     if adopt:
         more, notes = _adopt_state(opts, force=force)
         steps += more
-    for what, verb in steps:
-        emit(f"{verb:>9}  {what}\n" if len(verb) < 10 else f"{verb}  {what}\n")
-    if evidence:
-        emit("detected:\n" + "".join(f"  {line}\n" for line in evidence))
-    if notes:
-        emit("".join(f"{line}\n" for line in notes))
-    if any(v.startswith("kept") for _, v in steps):
-        raise typer.Exit(1)
+    done = InitDone(tuple(steps), tuple(evidence), tuple(notes))
+    show(done, opts, exit_code=1 if done.refused else 0)
 
 
 def _repository_files(git: Git, cfg: ProtocolConfig, *, force: bool) -> list[tuple[str, str]]:
@@ -255,11 +247,15 @@ def _repository_files(git: Git, cfg: ProtocolConfig, *, force: bool) -> list[tup
 
 def register(app: typer.Typer) -> None:
     cfg_app = new_app("The configuration .agents/protocol.yaml.")
-    cfg_app.command("validate")(command(formats=TEXT)(config_validate))
+
+    def writes(name: str) -> Callable[[F], F]:
+        return command(formats=ResultType("tools.cli.results.config", name))
+
+    cfg_app.command("validate")(writes("ConfigValid")(config_validate))
     cfg_app.command("schema")(config_schema)
-    cfg_app.command("show")(command(formats=TEXT_JSON)(config_show))
+    cfg_app.command("show")(writes("ConfigShown")(config_show))
     app.add_typer(cfg_app, name="config")
-    app.command("init")(command(formats=TEXT)(init))
+    app.command("init")(writes("InitDone")(init))
 
 
 def _adopted_config(git: Git, starter: str) -> tuple[str, list[str]]:

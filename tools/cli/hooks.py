@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from tools.cli.common import TEXT, color_wanted, command, emit, new_app
+from tools.cli.common import TEXT, ResultType, color_wanted, command, emit, new_app, show
 from tools.errors import UsageError
 from tools.options import Options
 from tools.report import GateResult, Report, render
@@ -36,14 +36,14 @@ def hooks_install(
 ) -> None:
     """Install the pre-commit, commit-msg and pre-push hooks (each calls `tools hooks run`)."""
     from tools import hooks
+    from tools.cli.results.hooks import HooksInstalled
     from tools.git import Git
 
     git = Git(opts.repo)
     done = hooks.install(git, force=force)
-    for item in done:
-        emit(f"{item.verb}  {os.path.relpath(item.path, git.root)}\n")
-    if any(item.refused for item in done):
-        raise typer.Exit(1)
+    steps = tuple((item.verb, os.path.relpath(item.path, git.root)) for item in done)
+    result = HooksInstalled(steps, refused=any(item.refused for item in done))
+    show(result, opts, exit_code=1 if result.refused else 0)
 
 
 def _stdin_bytes() -> bytes:
@@ -119,9 +119,10 @@ def _pre_push(git: Git, opts: Options, stdin: bytes) -> Report:
 
 def register(app: typer.Typer) -> None:
     hooks_app = new_app("Git hooks: install them, or run one (what the installed hooks call).")
-    text_only = command(formats=TEXT)
-    hooks_app.command("install")(text_only(hooks_install))
+    installed = ResultType("tools.cli.results.hooks", "HooksInstalled")
+    hooks_app.command("install")(command(formats=installed)(hooks_install))
+    # The hook's report goes to stderr and its green line to stdout, in text only.
     hooks_app.command(
         "run", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False}
-    )(text_only(hooks_run))
+    )(command(formats=TEXT)(hooks_run))
     app.add_typer(hooks_app, name="hooks")

@@ -7,14 +7,22 @@ import circle).
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import typer
 
-from tools.cli.common import EXIT_FAIL, REPORT, TEXT, TEXT_JSON, command, emit, new_app, run_gates
+from tools.cli.common import (
+    EXIT_FAIL,
+    REPORT,
+    ResultType,
+    command,
+    emit,
+    new_app,
+    run_gates,
+    show,
+)
 from tools.errors import UsageError
 from tools.fsio import write_atomic
 from tools.options import Options
@@ -78,6 +86,7 @@ def index_append(
 ) -> None:
     """Append a well-formed row at the tail; refuse a duplicate issue number (exit 1)."""
     from tools import index_table
+    from tools.cli.results.ledger import IndexAppended
 
     if issue < 1:
         raise UsageError("must be a positive issue number", where="--issue")
@@ -96,7 +105,7 @@ def index_append(
         at, line = _append_locked(full, git.root, rel, issue, line)
     except OSError as exc:
         raise UsageError(f"cannot write: {exc.strerror}", where=rel) from None
-    emit(f"appended to {rel}:{at}: {line}\n")
+    show(IndexAppended(rel, at, line), opts)
 
 
 def _append_locked(full: Path, ctx_root: Path, rel: str, issue: int, line: str) -> tuple[int, str]:
@@ -162,6 +171,7 @@ def ledger_merge(
     """Append receipts (from other machines) in order of created, then id; skip records
     already present. If any record fails verification nothing is written (exit 1)."""
     from tools import ledger
+    from tools.cli.results.ledger import LedgerMerged
 
     git, rel, full = _repo_file(opts, "ledger")
     records: list[dict[str, Any]] = []
@@ -176,12 +186,12 @@ def ledger_merge(
     if failed:
         for line in failed:
             emit(f"FAIL {line}\n", err=True)
-        emit(f"nothing written to {rel}: {len(failed)} record(s) failed verification\n")
-        raise typer.Exit(EXIT_FAIL)
+        show(LedgerMerged(rel, failed=len(failed)), opts, exit_code=EXIT_FAIL)
+        return
     records.sort(key=lambda r: (r["created"], r["id"]))
     written = append_ledger(git.root, full, rel, records)
     skipped = len({r["id"] for r in records}) - len(written)
-    emit(f"merged {len(written)} record(s) into {rel}; {skipped} already present\n")
+    show(LedgerMerged(rel, merged=len(written), present=skipped), opts)
 
 
 def append_ledger(
@@ -208,6 +218,8 @@ IdOpt = Annotated[
 
 def ledger_show(opts: Options, kind: KindOpt = None, rid: IdOpt = None) -> None:
     """List records: id, created, kind (json: the records themselves)."""
+    from tools.cli.results.ledger import LedgerShown
+
     _, rel, full = _repo_file(opts, "ledger")
     if full.is_dir():
         raise UsageError("is a directory, expected the ledger file", where=rel)
@@ -216,13 +228,7 @@ def ledger_show(opts: Options, kind: KindOpt = None, rid: IdOpt = None) -> None:
         raise UsageError(f"{rid!r} matches {len(shown)} records; give more of the id", where="--id")
     if rid is not None and not shown:
         raise UsageError(f"no record {rid!r} in {rel}", where="--id")
-    if opts.fmt == "json":
-        emit(json.dumps(shown, ensure_ascii=False, indent=None) + "\n")
-    elif rid is not None:
-        emit(json.dumps(shown[0], ensure_ascii=False, indent=2, sort_keys=True) + "\n")
-    else:
-        for record in shown:
-            emit(f"{record['id'][:12]}  {record['created']}  {record['kind']}\n")
+    show(LedgerShown(tuple(shown), one=rid is not None), opts)
 
 
 def _selected_records(
@@ -255,13 +261,14 @@ def register(app: typer.Typer) -> None:
     gate = command(formats=REPORT, check=True, staged=True, range_=True)
     index = new_app("The append-only issue index (.agents/issue-index.md).")
     index.command("check")(gate(index_check))
-    index.command("append")(command(formats=TEXT)(index_append))
+    results = "tools.cli.results.ledger"
+    index.command("append")(command(formats=ResultType(results, "IndexAppended"))(index_append))
     index.command("merge-driver")(index_merge_driver)
     app.add_typer(index, name="index")
     led = new_app("The evidence ledger (.agents/ledger.jsonl).")
     led.command("verify")(gate(ledger_verify))
-    led.command("merge")(command(formats=TEXT)(ledger_merge))
-    led.command("show")(command(formats=TEXT_JSON)(ledger_show))
+    led.command("merge")(command(formats=ResultType(results, "LedgerMerged"))(ledger_merge))
+    led.command("show")(command(formats=ResultType(results, "LedgerShown"))(ledger_show))
     app.add_typer(led, name="ledger")
 
 

@@ -11,14 +11,23 @@ Everything heavy loads inside the commands, for start-up speed (not to hide an i
 
 from __future__ import annotations
 
-import json
 import sys
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from tools.cli.common import EXIT_FAIL, JSON, TEXT_JSON, command, emit, environment_error, new_app
+from tools.cli.common import (
+    EXIT_FAIL,
+    F,
+    ResultType,
+    command,
+    emit,
+    environment_error,
+    new_app,
+    show,
+)
 from tools.cli.ledgers import append_ledger
 from tools.errors import UsageError
 from tools.options import Options
@@ -82,9 +91,9 @@ def _outputs_inside(git: Git, *paths: Path | None) -> None:
 
 def _render(
     git: Git, spec: str, record: dict[str, Any], ledger_path: Path, new: list[dict[str, Any]]
-) -> str | None:
-    """Render ``record`` into ``spec``, looking its records up in the ledger and ``new``; the
-    line to print, or None after printing an error."""
+) -> bool | None:
+    """Render ``record`` into ``spec``, looking its records up in the ledger and ``new``;
+    whether the table changed, or None after printing an error."""
     from tools.mutate import spec_table
 
     lookup = spec_table.ledger_lookup(ledger_path, new)
@@ -103,98 +112,29 @@ def _render(
             raise
         emit(f"error: the evidence table of {spec} was not written: {message}\n", err=True)
         return None
-    return f"spec: {spec}: evidence table " + ("rendered" if changed else "already current")
+    return changed
 
 
-def _table_failed(
-    lines: list[str],
+def _table(
     git: Git,
     spec: str | None,
     record: dict[str, Any],
     ledger_path: Path,
     new: list[dict[str, Any]],
-) -> bool:
-    """With a ``spec``, render its evidence table and add the line that says so to ``lines``;
-    True when the table could not be written (said on stderr)."""
+) -> tuple[str | None, bool]:
+    """With a ``spec``, render its evidence table: what became of it (``rendered``, ``already
+    current``) and False; (None, True) when it could not be written (said on stderr); (None,
+    False) without a spec."""
     if not spec:
-        return False
-    note = _render(git, spec, record, ledger_path, new)
-    if note is None:
-        return True
-    lines.append(note)
-    return False
+        return None, False
+    changed = _render(git, spec, record, ledger_path, new)
+    if changed is None:
+        return None, True
+    return ("rendered" if changed else "already current"), False
 
 
-def _applied(p: dict[str, Any]) -> str:
-    if p["applied"] is None:
-        return "—"
-    if not p["applied"]:
-        return "no"
-    added = sum(n["added"] for n in p["numstat"])
-    deleted = sum(n["deleted"] for n in p["numstat"])
-    return f"yes (+{added}/-{deleted})" if p["numstat"] else "yes"
-
-
-def _rc(value: Any) -> str:
-    return "—" if value is None else str(value)
-
-
-def _arm_lines(records: list[dict[str, Any]]) -> list[str]:
-    rows = [("arm", "verdict", "applied", "compile_rc", "run_rc", "restored", "note")]
-    for r in records:
-        note = []
-        if r.get("expect"):
-            met = "met" if r["expect"] == r["verdict"] else "UNMET"
-            note.append(f"expect {r['expect']}: {met}")
-        if r.get("signal") and r["signal"] not in str(r.get("reason") or ""):
-            note.append(f"signal {r['signal']}")
-        if r.get("reason"):
-            note.append(str(r["reason"]))
-        restored = {True: "yes", False: "NO", None: "—"}[r["restored"]]
-        run_rc = ",".join(str(x) for x in r["run_rcs"]) if r["run_rcs"] else "—"
-        rows.append(
-            (
-                r["arm"],
-                r["verdict"],
-                _applied(r),
-                _rc(r["compile_rc"]),
-                run_rc,
-                restored,
-                "; ".join(note),
-            )
-        )
-    widths = [max(len(row[i]) for row in rows) for i in range(6)]
-    out = []
-    for row in rows:
-        cells = [row[i].ljust(widths[i]) for i in range(6)]
-        out.append(("  " + "  ".join(cells) + "  " + row[6]).rstrip())
-    return out
-
-
-def _finish(
-    opts: Options,
-    lines: list[str],
-    failures: list[str],
-    payload: dict[str, Any],
-    *,
-    render_failed: bool = False,
-) -> None:
-    code = EXIT_FAIL if failures or render_failed else 0
-    if opts.fmt == "json":
-        payload = {**payload, "failures": failures, "exit": code}
-        emit(json.dumps(payload, ensure_ascii=False, indent=1) + "\n")
-    else:
-        lines = [*lines, *(f"FAIL {f}" for f in failures)]
-        lines.append("result: " + ("FAIL" if code else "ok"))
-        emit("\n".join(lines) + "\n")
-    raise typer.Exit(code)
-
-
-def _said(opts: Options, payload: dict[str, Any], lines: list[str]) -> None:
-    if opts.fmt == "json":
-        emit(json.dumps(payload, ensure_ascii=False, indent=1) + "\n")
-    else:
-        emit("\n".join(lines) + "\n")
+def _exit_code(failures: Sequence[str], table_failed: bool) -> int:
+    return EXIT_FAIL if failures or table_failed else 0
 
 
 def _progress(opts: Options) -> Any:
@@ -235,6 +175,7 @@ def mutate_run(
     """Run the plan's arms: apply, prove, build, test, restore; record every arm and the
     run in the ledger and render the spec's evidence table."""
     from tools import ledger
+    from tools.cli.results.mutate import MutationRun
     from tools.mutate import plan as plan_mod
     from tools.mutate import records as rec
     from tools.mutate import runner
@@ -267,28 +208,27 @@ def mutate_run(
     rec.judge_stale(payloads, ctrl)
     rec.anchor(payloads, control)
     records = [ledger.make_record("mutation-arm", p) for p in rec.in_plan_order(plan, payloads)]
-    mode = "in place" if in_place else f"worktrees, -j {jobs}"
-    lines = [f"plan {plan.path} at {plan.base[:12]} ({len(records)} arm(s), {mode})"]
-    lines += _arm_lines(records)
-    render_failed = False
-    run_record = None
+    how = "in place" if in_place else f"worktrees, -j {jobs}"
+    done, failures = tuple(records), tuple(rec.failures(records))
     if rec_path is not None:
         from tools.mutate.receipts import write_receipt
 
         write_receipt(rec_path, records, root=git.root)
-        lines.append(f"receipt: {len(records)} mutation-arm record(s) written to {receipt}")
-    else:
-        assert ledger_path is not None and ledger_rel is not None
-        run_record = ledger.make_record("mutation-run", rec.run_payload(plan, records))
-        new = [*records, run_record]
-        append_ledger(git.root, ledger_path, ledger_rel, new)
-        lines.append(
-            f"ledger: {len(records)} mutation-arm record(s) and mutation-run "
-            f"{run_record['id']} appended to {ledger_rel}"
-        )
-        render_failed = _table_failed(lines, git, plan.spec, run_record, ledger_path, new)
-    payload = {"run": run_record, "arms": records}
-    _finish(opts, lines, rec.failures(records), payload, render_failed=render_failed)
+        code = _exit_code(failures, False)
+        run = MutationRun(plan.path, plan.base, how, done, None, failures, code, str(receipt))
+        show(run, opts, exit_code=code)
+        return
+    assert ledger_path is not None and ledger_rel is not None
+    run_record = ledger.make_record("mutation-run", rec.run_payload(plan, records))
+    new = [*records, run_record]
+    append_ledger(git.root, ledger_path, ledger_rel, new)
+    table, table_failed = _table(git, plan.spec, run_record, ledger_path, new)
+    code = _exit_code(failures, table_failed)
+    run = MutationRun(
+        plan.path, plan.base, how, done, run_record, failures, code,
+        ledger=ledger_rel, spec=plan.spec, table=table,
+    )  # fmt: skip
+    show(run, opts, exit_code=code)
 
 
 def _run_arms(
@@ -331,17 +271,19 @@ def _run_arms(
 
 def mutate_matrix(opts: Options, plan_file: PlanArg) -> None:
     """Print the arms as a GitHub Actions strategy.matrix: {"arm": [names…]}."""
+    from tools.cli.results.mutate import ArmsMatrix
     from tools.mutate import plan as plan_mod
     from tools.mutate.receipts import matrix
 
     git = _prelude(opts)
     plan = plan_mod.load(git, plan_file)
-    emit(json.dumps(matrix(plan), ensure_ascii=False) + "\n")
+    show(ArmsMatrix(matrix(plan)), opts)
 
 
 def mutate_collect(opts: Options, plan_file: PlanArg) -> None:
     """Build the run record from the plan's arm records in the ledger (merged receipts),
     decide UNANCHORED, append, and render the spec's evidence table."""
+    from tools.cli.results.mutate import MutationRun
     from tools.mutate import plan as plan_mod
     from tools.mutate import records as rec
     from tools.mutate.receipts import collect
@@ -361,13 +303,23 @@ def mutate_collect(opts: Options, plan_file: PlanArg) -> None:
         raise typer.Exit(EXIT_FAIL)
     assert got.run is not None
     append_ledger(git.root, ledger_path, ledger_rel, got.new)
-    lines = [f"plan {plan.path} at {plan.base[:12]} ({len(got.arms)} arm(s), collected)"]
-    lines += _arm_lines(got.arms)
-    extra = f" ({got.superseded} arm record(s) re-judged)" if got.superseded else ""
-    lines.append(f"ledger: mutation-run {got.run['id']} appended to {ledger_rel}{extra}")
-    render_failed = _table_failed(lines, git, plan.spec, got.run, ledger_path, got.new)
-    payload = {"run": got.run, "arms": got.arms}
-    _finish(opts, lines, rec.failures(got.arms), payload, render_failed=render_failed)
+    table, table_failed = _table(git, plan.spec, got.run, ledger_path, got.new)
+    failures = rec.failures(got.arms)
+    code = _exit_code(failures, table_failed)
+    done = MutationRun(
+        plan.path,
+        plan.base,
+        "collected",
+        tuple(got.arms),
+        got.run,
+        tuple(failures),
+        code,
+        ledger=ledger_rel,
+        superseded=got.superseded,
+        spec=plan.spec,
+        table=table,
+    )
+    show(done, opts, exit_code=code)
 
 
 DiscardOpt = Annotated[
@@ -384,6 +336,7 @@ def mutate_recover(opts: Options, discard: DiscardOpt = False) -> None:
     """Finish a pending in-place restore (left by a run that died mid-arm) and say what
     it did; "nothing pending" when there is none. A file changed since its mutant was
     written is left as it is (inplace-conflict, exit 1) until --discard."""
+    from tools.cli.results.mutate import Recovered
     from tools.git import Git
     from tools.mutate import inplace
 
@@ -392,7 +345,7 @@ def mutate_recover(opts: Options, discard: DiscardOpt = False) -> None:
     _end_groups(git)
     pending = inplace.pending_paths(tools_dir)
     if pending is None:
-        _said(opts, {"pending": False, "restored": []}, ["nothing pending"])
+        show(Recovered(pending=False), opts)
         return
     done = (inplace.discard if discard else inplace.recover)(git.root, tools_dir)
     if done.busy:
@@ -403,24 +356,16 @@ def mutate_recover(opts: Options, discard: DiscardOpt = False) -> None:
             err=True,
         )
         raise typer.Exit(EXIT_FAIL)
-    lines = [*done.notices, *(f"restored: {path}" for path in done.restored)]
-    payload: dict[str, Any] = {
-        "pending": True,
-        "restored": done.restored,
-        "notices": done.notices,
-        "conflicts": [c.record() for c in done.conflicts],
-    }
-    if discard:
-        payload["discarded"] = True
+    result = Recovered(
+        pending=True,
+        restored=tuple(done.restored),
+        notices=tuple(done.notices),
+        conflicts=tuple(c.record() for c in done.conflicts),
+        discarded=discard,
+    )
     if done.conflicts:
         _conflicts_out(done.conflicts)
-        lines.append(
-            f"{len(done.conflicts)} file(s) in conflict left as they are; the record stays "
-            "until `tools mutate recover --discard`"
-        )
-        _said(opts, payload, lines)
-        raise typer.Exit(EXIT_FAIL)
-    _said(opts, payload, lines)
+    show(result, opts, exit_code=EXIT_FAIL if done.conflicts else 0)
 
 
 GoodOpt = Annotated[str, typer.Option("--good", help="A commit where the test passes.")]
@@ -477,6 +422,7 @@ def attribute(
     commit both ways at bad: reverting its paths turns the test green, restoring them red."""
     from tools import attribute as attr
     from tools import ledger
+    from tools.cli.results.mutate import Attribution
     from tools.mutate.plan import Quiet
     from tools.mutate.proc import Interrupted, interrupts, journal
 
@@ -498,19 +444,22 @@ def attribute(
         raise _interrupted(exc, "the worktree removed; nothing recorded") from None
     record = ledger.make_record("attribution", payload)
     append_ledger(git.root, ledger_path, ledger_rel, [record])
-    lines = attr.describe(payload)
-    lines.append(f"ledger: attribution {record['id']} appended to {ledger_rel}")
-    render_failed = _table_failed(lines, git, spec, record, ledger_path, [record])
+    table, table_failed = _table(git, spec, record, ledger_path, [record])
     failures = [] if payload["verdict"] == "ATTRIBUTED" else [str(payload["reason"])]
-    _finish(opts, lines, failures, {"attribution": record}, render_failed=render_failed)
+    code = _exit_code(failures, table_failed)
+    done = Attribution(record, ledger_rel, tuple(failures), code, spec=spec, table=table)
+    show(done, opts, exit_code=code)
 
 
 def register(app: typer.Typer) -> None:
     mutate = new_app("Mutation-attribution experiments (plans in YAML; SPEC §6).")
-    own = command(formats=TEXT_JSON)
-    mutate.command("run")(own(mutate_run))
-    mutate.command("matrix")(command(formats=JSON)(mutate_matrix))
-    mutate.command("collect")(own(mutate_collect))
-    mutate.command("recover")(own(mutate_recover))
+
+    def writes(name: str) -> Callable[[F], F]:
+        return command(formats=ResultType("tools.cli.results.mutate", name))
+
+    mutate.command("run")(writes("MutationRun")(mutate_run))
+    mutate.command("matrix")(writes("ArmsMatrix")(mutate_matrix))
+    mutate.command("collect")(writes("MutationRun")(mutate_collect))
+    mutate.command("recover")(writes("Recovered")(mutate_recover))
     app.add_typer(mutate, name="mutate")
-    app.command("attribute")(own(attribute))
+    app.command("attribute")(writes("Attribution")(attribute))

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from tools.cli.common import REPORT, TEXT, command, emit, finish, new_app
+from tools.cli.common import REPORT, ResultType, command, emit, finish, new_app, show
 from tools.errors import UsageError
 from tools.options import Options
 from tools.report import GateResult, Report
@@ -105,19 +105,15 @@ ForceOpt = Annotated[bool, typer.Option("--force", help="Overwrite a captured ca
 def golden_capture(opts: Options, case: CaseArg, force: ForceOpt = False) -> None:
     """(Re)generate a case from its seed and record a golden-capture ledger record."""
     _need_numerics()
+    from tools.cli.results.golden import GoldenCaptured
     from tools.numerics import goldens
 
     ctx = _context(opts)
     payload = goldens.capture(ctx.config, ctx.root, case, force=force)
     rid, ledger = _append(ctx, "golden-capture", payload)
-    lines = [
-        f"captured {case}: {payload['op']}"
-        + (f" variant {payload['variant']}" if payload["variant"] else "")
-        + f", seed {payload['seed']}, {payload['generator']}"
-    ]
-    lines += [f"  {name}  sha256 {sha}" for name, sha in payload["files"].items()]
-    lines.append(f"ledger: golden-capture record {rid} in {ledger}")
-    emit("\n".join(lines) + "\n")
+    files = tuple(payload["files"].items())
+    variant, seed, generator = payload["variant"], payload["seed"], payload["generator"]
+    show(GoldenCaptured(case, payload["op"], variant, seed, generator, files, rid, ledger), opts)
 
 
 _GRID_TIE_STATS = ("verdict", "reasons", "divergent", "max_divergent", "top_n", "prompts")
@@ -182,7 +178,8 @@ def register(app: typer.Typer) -> None:
     golden = new_app("Golden cases of the repository's kernels (goldens/<case>/manifest.yaml).")
     golden.command("check")(gate(golden_check))
     golden.command("explain")(gate(golden_explain))
-    golden.command("capture")(command(formats=TEXT)(golden_capture))
+    captured = ResultType("tools.cli.results.golden", "GoldenCaptured")
+    golden.command("capture")(command(formats=captured)(golden_capture))
     numerics = new_app("Numerical admission gates (grid-tie, top-p kept counts).")
     numerics.command("grid-tie")(gate(grid_tie))
     numerics.command("topp-count")(gate(topp_count))

@@ -6,15 +6,17 @@ The counting engine loads inside the commands, so registering them costs start-u
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from tools.cli.common import EXIT_FAIL, REPORT, TEXT_JSON, command, emit, new_app
+from tools.cli.common import EXIT_FAIL, REPORT, ResultType, command, emit, new_app, show
 from tools.errors import UsageError
 from tools.options import Options, RatchetRequest
+
+if TYPE_CHECKING:
+    from tools.cli.results.ratchet import RatchetsTightened
 
 NamesArg = Annotated[
     list[str] | None,
@@ -86,18 +88,21 @@ def ratchet_tighten(opts: Options, names: NamesArg = None, rev: RevOpt = None) -
     """Lower the baselines to the current counts (create a missing one); refuse, writing
     nothing, when any bucket would rise or a detector is unarmed (exit 1)."""
     _select(opts, names, rev, None)
-    code = _tighten(opts)
-    raise typer.Exit(code)
+    done = _tighten(opts)
+    show(done, opts, exit_code=EXIT_FAIL if done.status == "refused" else 0)
 
 
 def register(app: typer.Typer) -> None:
     ratchet = new_app("Counts that may only go down: pattern and markdown ratchets.")
     ratchet.command("check")(command(formats=REPORT, check=True, staged=True)(ratchet_check))
-    ratchet.command("tighten")(command(formats=TEXT_JSON, staged=True)(ratchet_tighten))
+    tightened = ResultType("tools.cli.results.ratchet", "RatchetsTightened")
+    ratchet.command("tighten")(command(formats=tightened, staged=True)(ratchet_tighten))
     app.add_typer(ratchet, name="ratchet")
 
 
-def _tighten(opts: Options) -> int:
+def _tighten(opts: Options) -> RatchetsTightened:
+    """Write the lowered baselines; what was done, or why nothing was."""
+    from tools.cli.results.ratchet import RatchetsTightened
     from tools.context import Context
     from tools.gates.ratchet import read_baseline, tree_for
     from tools.ratchets import baseline as baseline_mod
@@ -128,8 +133,7 @@ def _tighten(opts: Options) -> int:
                 ]
             plans.append({"ratchet": r, "before": before, "after": now})
     if refusals:
-        _say(opts, "refused", [], refusals)
-        return EXIT_FAIL
+        return RatchetsTightened("refused", refusals=tuple(refusals))
     done: list[dict[str, Any]] = []
     for plan in plans:
         r, before, after = plan["ratchet"], plan["before"], plan["after"]
@@ -145,45 +149,4 @@ def _tighten(opts: Options) -> int:
                 "after": after,
             }
         )
-    _say(opts, "ok", done, [])
-    return 0
-
-
-def _say(opts: Options, status: str, done: list[dict[str, Any]], refusals: list[str]) -> None:
-    if opts.fmt == "json":
-        emit(
-            json.dumps(
-                {
-                    "schema": "tools.ratchet-tighten/1",
-                    "status": status,
-                    "ratchets": done,
-                    "refusals": refusals,
-                },
-                ensure_ascii=False,
-            )
-            + "\n"
-        )
-        return
-    lines: list[str] = []
-    if refusals:
-        lines.append("Refused, nothing written:")
-        lines += [f"  {why}" for why in refusals]
-        lines.append("A rise is fixed in the code, never by raising a baseline.")
-    for item in done:
-        before, after = item["before"], item["after"]
-        if before is None:
-            parts = [f"{b} {n}" for b, n in after.items()]
-            lines.append(f"{item['ratchet']}: created {item['path']} ({', '.join(parts)})")
-            continue
-        parts = [
-            f"{b} {before[b]} -> {n}"
-            if b in before and before[b] != n
-            else (f"{b} {n} (new)" if b not in before else f"{b} {n}")
-            for b, n in after.items()
-        ]
-        dropped = [b for b in before if b not in after]
-        if dropped:
-            parts.append("dropped " + ", ".join(dropped))
-        verb = "tightened" if item["written"] else "already tight"
-        lines.append(f"{item['ratchet']}: {verb} {item['path']} ({', '.join(parts)})")
-    emit("\n".join(lines) + "\n")
+    return RatchetsTightened("ok", ratchets=tuple(done))

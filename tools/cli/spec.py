@@ -6,12 +6,13 @@ them costs the CLI's start-up nothing (for speed, not to hide an import circle).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from tools.cli.common import REPORT, TEXT, command, emit, new_app, run_gates
+from tools.cli.common import REPORT, ResultType, command, emit, new_app, run_gates, show
 from tools.errors import UsageError
 from tools.options import Options
 
@@ -111,6 +112,7 @@ def spec_render(
     """Write or refresh the evidence block of a ledger record in the spec's Now section
     (one block per plan; a second run changes no byte)."""
     from tools import evidence
+    from tools.cli.results.spec import SpecRendered
     from tools.config import load_typed
     from tools.fsio import write_atomic
     from tools.git import Git, decode, encode
@@ -129,23 +131,23 @@ def spec_render(
     except OSError as exc:
         raise UsageError(f"cannot read: {exc.strerror}", where=rel) from None
     new_text = evidence.render_into(text, record, records.get, where=rel)
-    plan = record["plan"]
-    label = f"{record['kind']} {record['id'][:12]}…"
+    done = SpecRendered(rel, str(record["plan"]), record["kind"], record["id"], changed=True)
     named = record.get("spec")
     if isinstance(named, str) and named != rel:
         emit(f"note: record {record['id'][:12]}… names spec {named}, not {rel}\n", err=True)
     if new_text == text:
-        emit(f"{rel}: unchanged (the block of plan {plan} already renders {label})\n")
+        show(replace(done, changed=False), opts)
         return
     try:
         write_atomic(full, encode(new_text), root=git.root)
     except OSError as exc:
         raise UsageError(f"cannot write: {exc.strerror}", where=rel) from None
-    emit(f"{rel}: rendered {label} as the block of plan {plan}\n")
+    show(done, opts)
 
 
 def register(app: typer.Typer) -> None:
     spec = new_app("Specs: Owed/Now sections and ledger-backed evidence tables.")
     spec.command("check")(command(formats=REPORT, check=True, staged=True)(spec_check))
-    spec.command("render")(command(formats=TEXT)(spec_render))
+    rendered = ResultType("tools.cli.results.spec", "SpecRendered")
+    spec.command("render")(command(formats=rendered)(spec_render))
     app.add_typer(spec, name="spec")

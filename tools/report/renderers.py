@@ -64,6 +64,11 @@ def _table(kind: type) -> dict[str, Renderer[Any]]:
     return {}
 
 
+def renderer(kind: type, fmt: str) -> Renderer[Any] | None:
+    """The renderer that writes results of type ``kind`` in ``fmt``, or None."""
+    return _table(kind).get(fmt)
+
+
 def formats(kind: type) -> tuple[str, ...]:
     """The formats a result of type ``kind`` can be written in (registration order; a
     :class:`Report`'s are :data:`FORMATS`); () when none was registered."""
