@@ -89,7 +89,7 @@ def test_a_command_without_a_format_option_refuses_the_flag(repo: Repo) -> None:
 def test_a_command_is_a_function_that_runs_alone(
     repo: Repo, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from tools.cli.conflicts import conflicts_check
+    from tools.cli.file_checks import conflicts_check
     from tools.cli.ledgers import ledger_show
     from tools.options import Options
 

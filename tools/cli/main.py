@@ -30,8 +30,7 @@ from tools.cli.common import (
 # them, and the first word of a command line that each one registers.
 GROUPS: dict[str, tuple[str, ...]] = {
     "preflight": ("preflight",),
-    "conflicts": ("conflicts",),
-    "now": ("now",),
+    "file_checks": ("conflicts", "now"),
     "commit_gates": ("trailers", "style"),
     "docs": ("docs",),
     "links": ("links",),

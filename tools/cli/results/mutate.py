@@ -112,12 +112,12 @@ def _run_text(result: MutationRun, options: RenderOptions) -> str:
 
 
 def _run_json(result: MutationRun, options: RenderOptions) -> str:
-    payload = {
-        "run": result.run,
-        "arms": list(result.arms),
-        "failures": list(result.failures),
-        "exit": result.exit_code,
-    }
+    return _json({"run": result.run, "arms": list(result.arms)}, result)
+
+
+def _json(head: dict[str, Any], result: MutationRun | Attribution) -> str:
+    """``head``'s keys, then the failures and the exit code: both results' JSON."""
+    payload = {**head, "failures": list(result.failures), "exit": result.exit_code}
     return json.dumps(payload, ensure_ascii=False, indent=1) + "\n"
 
 
@@ -144,12 +144,7 @@ def _attribution_text(result: Attribution, options: RenderOptions) -> str:
 
 
 def _attribution_json(result: Attribution, options: RenderOptions) -> str:
-    payload = {
-        "attribution": result.record,
-        "failures": list(result.failures),
-        "exit": result.exit_code,
-    }
-    return json.dumps(payload, ensure_ascii=False, indent=1) + "\n"
+    return _json({"attribution": result.record}, result)
 
 
 @dataclass(frozen=True)
