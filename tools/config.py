@@ -166,8 +166,18 @@ def load_file(path: Path, *, display: str, cache: Path | None = None) -> dict[st
     return load_bytes(raw, display=display, cache=cache)
 
 
-def load_bytes(raw: bytes, *, display: str, cache: Path | None = None) -> dict[str, Any]:
-    """Parse and validate one config's bytes (not merged); see :func:`load_file`."""
+def validation_cache(tools_dir: Path) -> Path:
+    """The file, in the git layer's :meth:`~tools.git.Git.tools_dir`, that remembers the
+    fingerprint of the last config that validated."""
+    return tools_dir / "config-validated"
+
+
+def load_bytes(
+    raw: bytes, *, display: str, cache: Path | None = None, remember: bool = True
+) -> dict[str, Any]:
+    """Parse and validate one config's bytes (not merged); see :func:`load_file`.
+    ``remember=False``: the cache is read, never written (a config of another revision must
+    not take the place of the working config's fingerprint)."""
     data = parse_yaml(raw, display)
     if data is None:
         data = {}
@@ -180,7 +190,8 @@ def load_bytes(raw: bytes, *, display: str, cache: Path | None = None) -> dict[s
     fingerprint = _fingerprint(raw)
     if not _validated_before(cache, fingerprint):
         validate(data, display)
-        _remember_valid(cache, fingerprint)
+        if remember:
+            _remember_valid(cache, fingerprint)
     return data
 
 
@@ -221,7 +232,7 @@ def load(
             return defaults(), None
         refuse_outside_link(path, repo_root, DEFAULT_PATH)
         display = DEFAULT_PATH
-    cache = tools_dir / "config-validated" if tools_dir is not None else None
+    cache = validation_cache(tools_dir) if tools_dir is not None else None
     data = load_file(path, display=display, cache=cache)
     return merge(defaults(), data), display
 

@@ -4,6 +4,8 @@ relax the gates that judge it, and what it changes in the config or a baseline i
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import pytest
 
@@ -183,3 +185,35 @@ def test_an_unloadable_head_config_is_reported_under_base(repo: Repo) -> None:
     run = preflight(repo, "--config-from", "base")
     assert gate_rules(run)["protocol"] == ["protocol-changed"]
     assert "no longer loads" in run.json()["gates"][-1]["findings"][0]["message"]
+
+
+def _validator_loaded(repo: Repo, *args: str) -> tuple[int, bool]:
+    """Exit code of the real CLI in a fresh process, and whether it imported jsonschema."""
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "tools", "--repo", str(repo.path), *args],
+        capture_output=True,
+        text=True,
+    )
+    return proc.returncode, "jsonschema" in proc.stderr
+
+
+def test_an_unchanged_config_once_validated_skips_the_validator_in_a_range(repo: Repo) -> None:
+    start(repo)
+    repo.commit("Touch\n\nBody.\n", {"src/b.txt": "x\n"})
+    # The first run validates the config and remembers it; the range's base and head hold
+    # the same bytes, so the protocol pseudo-gate needs no validator either.
+    assert _validator_loaded(repo, "style", "check", "--base", "main") == (0, True)
+    assert _validator_loaded(repo, "style", "check", "--base", "main") == (0, False)
+
+
+def test_a_changed_config_in_the_range_is_validated_and_not_remembered(repo: Repo) -> None:
+    start(repo)
+    repo.commit("Loosen\n\nBody.\n", {CFG: CONFIG + "now:\n  max_lines: 400\n"})
+    assert _validator_loaded(repo, "config", "validate")[0] == 0
+    cache = repo.path / ".git/tools/config-validated"
+    before = cache.read_bytes(), cache.stat().st_ino, cache.stat().st_mtime_ns
+    code, loaded = _validator_loaded(repo, "style", "check", "--base", "main")
+    assert (code, loaded) == (0, True)  # the base's config differs: it is validated
+    # ... and not written in the place of the head's fingerprint, which stays as it was.
+    assert (cache.read_bytes(), cache.stat().st_ino, cache.stat().st_mtime_ns) == before
+    assert _validator_loaded(repo, "config", "validate") == (0, False)

@@ -80,10 +80,14 @@ def changed_keys(old: Any, new: Any, path: tuple[Any, ...] = ()) -> list[tuple[s
     return [(key_path(path), old, new)]
 
 
-def _load(raw: bytes | None, display: str) -> dict[str, Any]:
+def _load(ctx: Context, raw: bytes | None, display: str) -> dict[str, Any]:
     if raw is None:
         return config_mod.defaults()
-    return config_mod.merge(config_mod.defaults(), config_mod.load_bytes(raw, display=display))
+    # The bytes the command's own config load validated skip the validator (and its import);
+    # another revision's config is validated and not remembered in their place.
+    cache = config_mod.validation_cache(ctx.git.tools_dir())
+    data = config_mod.load_bytes(raw, display=display, cache=cache, remember=False)
+    return config_mod.merge(config_mod.defaults(), data)
 
 
 def _baselines(data: dict[str, Any]) -> dict[str, str]:
@@ -102,11 +106,11 @@ def run(ctx: Context) -> GateResult | None:
     path = config_mod.DEFAULT_PATH
     base_raw = ctx.git.blob(sel.merge_base, path)
     head_raw = read_now(ctx, path)
-    base_cfg = _load(base_raw, f"{sel.merge_base[:12]}:{path}")
+    base_cfg = _load(ctx, base_raw, f"{sel.merge_base[:12]}:{path}")
     head_cfg: dict[str, Any] | None = None
     if base_raw != head_raw:
         try:
-            head_cfg = _load(head_raw, path)
+            head_cfg = _load(ctx, head_raw, path)
         except UsageError as exc:
             result.add(
                 PROTOCOL_CHANGED.id,
