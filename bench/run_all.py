@@ -31,6 +31,12 @@ from measure import cpu_model  # noqa: E402
 # (name, script and arguments, what it measures). Order: cheapest first.
 BENCHES: list[tuple[str, list[str], str]] = [
     (
+        "CLI start, installed",
+        ["bench_startup.py", "--runs", "15"],
+        "`tools --version`, `--help` and a gate command in a venv of its own with the package "
+        "installed by pip, beside `python -c pass` and the import of typer alone.",
+    ),
+    (
         "CLI start and preflight --staged",
         ["bench_preflight.py", "--runs", "7"],
         "`tools preflight --staged` on a 20,000-file / 10,000-commit repository with every gate "
