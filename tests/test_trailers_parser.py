@@ -8,6 +8,7 @@ import pytest
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
+from tools import trailer_block
 from tools.git import decode, encode
 from tools.lines import split_lines
 from tools.trailer_block import (
@@ -143,6 +144,31 @@ messages = st.one_of(soup, shaped)
 @example("Subject\n\nK: v\n\n  \n\n")
 def test_agrees_with_git_interpret_trailers(message: str) -> None:
     assume(not git_hangs(message))
+    assert encode(git_parse_output(message)) == git_parse(message)
+
+
+def _region(message: str) -> str:
+    """The message below its title, as the block finder reads it (final newline dropped)."""
+    below = message.partition("\n\n")[2]
+    return below[:-1] if below.endswith("\n") else below
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.one_of(messages, st.text(alphabet=" \t\r\n#:-aK(", max_size=80)))
+@example("Key: a\n  b\n c: d\nOther: x\n\n\n")
+@example("Signed-off-by: a\n# c\n  x\n y\nK: v\n \n#\n \t")
+@example(" x\nK: v\n\n#")
+def test_the_line_walk_and_the_passes_find_the_same_block(message: str) -> None:
+    # Short regions are walked a line at a time, long ones in C-level passes: the same rule.
+    region = _region(message)
+    assert trailer_block._lines_start(region) == trailer_block._passes_start(region)
+    assert trailer_block._lines_start(message) == trailer_block._passes_start(message)
+
+
+def test_a_long_region_is_read_by_the_passes_and_agrees_with_git() -> None:
+    body = "Body line.\n" * (trailer_block.SHORT_REGION // 11 + 10)
+    message = f"Subject\n\n{body}\nKey: v\n  more\n# note\nSigned-off-by: A <a@x>\n"
+    assert len(_region(message)) > trailer_block.SHORT_REGION
     assert encode(git_parse_output(message)) == git_parse(message)
 
 

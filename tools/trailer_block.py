@@ -63,19 +63,26 @@ class Block:
     start: int | None = None
     end: int | None = None
     squash: bool = False
-    # The trailers of each key asked for, and every trailer's key lower-cased, filled on the
-    # first ``get``: a block of many trailers is grouped only by the keys a gate asks for,
-    # each in one C-level pass.
+    # The trailers of each key, and every trailer's key lower-cased: a block of a few
+    # trailers is grouped by every key when made; one of many only by the keys a gate asks
+    # for, on the first ``get`` of each, in one C-level pass.
     _by_key: dict[str, list[Trailer]] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
     _lowered: list[str] = field(default_factory=list, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if len(self.trailers) <= _FEW_TRAILERS:  # grouped by every key at once, in one loop
+            for trailer in self.trailers:
+                self._by_key.setdefault(trailer.key.lower(), []).append(trailer)
 
     def get(self, key: str) -> list[Trailer]:
         """The trailers whose key is ``key``, compared case-insensitively as git does."""
         low = key.lower()
         found = self._by_key.get(low)
         if found is None:
+            if len(self.trailers) <= _FEW_TRAILERS:
+                return []  # every key of the block is grouped already
             if not self._lowered:
                 self._lowered.extend(map(str.lower, map(_TRAILER_KEY, self.trailers)))
             found = list(itertools.compress(self.trailers, map(low.__eq__, self._lowered)))
@@ -84,6 +91,9 @@ class Block:
 
 
 _TRAILER_KEY = operator.itemgetter(0)
+# A block of up to this many trailers groups them all by key when made (an ordinary message's
+# handful); a longer one groups only the keys asked for, each in one C-level pass.
+_FEW_TRAILERS = 16
 
 
 @dataclass(frozen=True)
@@ -222,20 +232,65 @@ def _trailer_start(s: str, length: int) -> int:
         return length
     # The lines from the end of the title on (a final newline belongs to the last line; it
     # does not start another). git walks them from the last one up: past blank and comment
-    # lines, then over the last paragraph to the blank line above it. Each step here is one
-    # C-level pass (a regex, a count) over the text, so a message of a million lines costs
-    # no Python step per line.
+    # lines, then over the last paragraph to the blank line above it.
     region = s[end_of_title:length]
     if region.endswith("\n"):
         region = region[:-1]
+    short = len(region) <= SHORT_REGION
+    at = _lines_start(region) if short else _passes_start(region)
+    return length if at is None else end_of_title + at
+
+
+# A region (the message below its title) up to this many characters is walked a line at a
+# time: on an ordinary message's few lines that is twice as fast as the C-level passes, which
+# keep a message of a million lines linear. Both give the same answer (a property test).
+SHORT_REGION = 4096
+
+
+def _lines_start(region: str) -> int | None:
+    """Where the trailer block starts in ``region`` (None: no block), walking its lines from
+    the last one up, as git does."""
+    newline = len(region)  # where the newline that ends the line at hand is (or would be)
+    only_blank = True  # only blank and comment lines so far: those below the paragraph
+    recognized = False  # a line git itself writes (Signed-off-by:, cherry picked from)
+    trailers = non_trailers = continuations = 0
+    for line in reversed(region.split("\n")):
+        here, newline = newline, newline - len(line) - 1
+        first = line[:1]
+        if first == COMMENT:
+            non_trailers += continuations  # a comment takes no continuation lines
+            continuations = 0
+        elif not line.strip(SPACE):
+            if only_blank:
+                continue
+            non_trailers += continuations
+            if (recognized and trailers * 3 >= non_trailers) or (trailers and not non_trailers):
+                return here + 1
+            return None
+        else:
+            only_blank = False
+            if line.startswith(_GIT_GENERATED):
+                trailers, continuations, recognized = trailers + 1, 0, True
+            elif first not in SPACE and _KEYED.match(line):
+                trailers, continuations = trailers + 1, 0
+            elif first in SPACE:
+                continuations += 1
+            else:
+                non_trailers, continuations = non_trailers + 1 + continuations, 0
+    return None
+
+
+def _passes_start(region: str) -> int | None:
+    """:func:`_lines_start` in C-level passes (a regex, a count) over the text, with no Python
+    step per line."""
     backwards = region[::-1]  # the last line first, each line reversed
     skipped = _SKIP_BACKWARDS.match(backwards)  # blank and comment lines at the end
     below = skipped.end() if skipped else 0
     if below >= len(backwards):
-        return length
+        return None
     above = _BLANK_BACKWARDS.search(backwards, below)  # the blank line above the paragraph
     if above is None:
-        return length
+        return None
     at = len(region) - above.start()  # where the paragraph starts
     # Its lines down to its last line of content (the blank and comment lines below it count
     # for nothing); none of them is blank.
@@ -252,10 +307,10 @@ def _trailer_start(s: str, length: int) -> int:
     non_trailers = lines - comments - continuations - trailers + (continuations - absorbed)
     recognized = any(block.startswith(g) or "\n" + g in block for g in _GIT_GENERATED)
     if recognized and trailers * 3 >= non_trailers:
-        return end_of_title + at
+        return at
     if trailers and not non_trailers:
-        return end_of_title + at
-    return length
+        return at
+    return None
 
 
 def _starts(text: str, prefix: str, first: int = 1) -> int:
@@ -359,6 +414,8 @@ def _span_lines(s: str, start: int, end: int) -> tuple[int, int]:
 @functools.lru_cache(maxsize=8)
 def find_block(text: str, *, squash: bool = True) -> Block:
     """The trailer block as git finds it, plus (``squash``) GitHub's squash shape."""
+    if len(text) <= SHORT_REGION:  # a few trailers: nothing for the collector to cost
+        return _find_block(text, squash)
     with _no_cycle_collector():
         return _find_block(text, squash)
 
