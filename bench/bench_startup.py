@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -25,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from measure import ROOT, interleaved, print_machine, target_row  # noqa: E402
 from synth import fast_import  # noqa: E402
 
+_NOT_COPIED = (".git", ".venv", "build", "*.egg-info", "__pycache__", ".*_cache", ".hypothesis")
 NOW_MD = (
     "# NOW\n<!-- now-updated: 2026-01-01 -->\n## Live claims\n## Current gate\n## Next actions\n"
 )
@@ -37,11 +39,12 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         venv = Path(tmp) / "venv"
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        # A copy of the checkout is installed: the build writes its build/ folder beside the
+        # sources, which must stay out of the checkout.
+        src = Path(tmp) / "src"
+        shutil.copytree(ROOT, src, ignore=shutil.ignore_patterns(*_NOT_COPIED))
         subprocess.run(
-            [str(venv / "bin/pip"), "install", "-q", str(ROOT)],
-            check=True,
-            capture_output=True,
-            cwd=tmp,  # pip's build folder stays out of the checkout
+            [str(venv / "bin/pip"), "install", "-q", str(src)], check=True, capture_output=True
         )
         repo = Path(tmp) / "tiny"
         fast_import(repo, iter([("Start\n\nBody.\n", {"README.md": b"x\n"})]))
