@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import pytest
 
 from tests.conftest import Repo, run_cli
 from tools import config as config_mod
 from tools import schema as schema_mod
+from tools import yaml_files
 
 
 def _error(run) -> str:
@@ -146,8 +149,8 @@ def test_load_yaml_refuses_a_duplicate_key() -> None:
     import yaml
 
     with pytest.raises(yaml.YAMLError, match="duplicate key 'a'"):
-        config_mod.load_yaml("a: 1\nb: 2\na: 3\n")
-    assert config_mod.load_yaml("a: 1\nb: {a: 2}\n") == {"a": 1, "b": {"a": 2}}
+        yaml_files.load_yaml("a: 1\nb: 2\na: 3\n")
+    assert yaml_files.load_yaml("a: 1\nb: {a: 2}\n") == {"a": 1, "b": {"a": 2}}
 
 
 def test_validate_against_names_file_key_path_and_expectation() -> None:
@@ -166,6 +169,46 @@ def test_exact_integers_refuse_a_float_the_default_accepts() -> None:
     schema_mod.validate_against(evidence, "grid-tie.schema.json", "e.json")
     with pytest.raises(UsageError, match=r"e\.json: top_n: wrong type \(float\)"):
         schema_mod.validate_against(evidence, "grid-tie.schema.json", "e.json", exact_integers=True)
+
+
+def _fresh(repo: Repo, *args: str) -> tuple[int, set[str]]:
+    """Exit code of the real CLI in a fresh process, and which of PyYAML and jsonschema it
+    imported."""
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "tools", "--repo", str(repo.path), *args],
+        capture_output=True,
+        text=True,
+    )
+    names = {line.rpartition("|")[2].strip() for line in proc.stderr.splitlines()}
+    return proc.returncode, names & {"yaml", "jsonschema"}
+
+
+def test_an_unchanged_config_is_read_from_the_cache_without_yaml(repo: Repo) -> None:
+    repo.write(".agents/protocol.yaml", "now:\n  max_lines: 4\n")
+    repo.write(
+        ".agents/NOW.md",
+        "# NOW\n<!-- now-updated: 2026-01-01 -->\n## Live claims\n## Current gate\n"
+        "## Next actions\n",
+    )
+    code, loaded = _fresh(repo, "now", "check")
+    assert loaded == {"yaml", "jsonschema"} and code == 1  # 5 lines > 4: the config holds
+    # The second run reads the merged config the first one kept: the same verdict.
+    assert _fresh(repo, "now", "check") == (1, set())
+    cache = repo.path / ".git/tools/config-validated"
+    fingerprint = cache.read_bytes().partition(b"\n")[0]
+    # A broken entry for the right bytes is no entry: the file is read and judged again.
+    cache.write_bytes(fingerprint + b"\n{not json")
+    assert _fresh(repo, "now", "check") == (1, {"yaml", "jsonschema"})
+    repo.write(".agents/protocol.yaml", "now:\n  max_lines: 5\n")
+    assert _fresh(repo, "now", "check") == (0, {"yaml", "jsonschema"})
+    assert _fresh(repo, "now", "check") == (0, set())
+
+
+def test_the_defaults_alone_are_kept_too(repo: Repo) -> None:
+    assert _fresh(repo, "config", "show")[1] == {"yaml"}  # the text format prints YAML
+    assert _fresh(repo, "now", "check", "--format", "json")[1] == set()
+    shown = repo.tools("config", "show", "--format", "json")
+    assert json.loads(shown.stdout) == config_mod.defaults()
 
 
 def test_validation_cache_never_hides_a_change(repo: Repo) -> None:

@@ -19,8 +19,6 @@ from dataclasses import dataclass
 from itertools import accumulate
 from typing import Any
 
-import yaml
-
 from tools.errors import UsageError
 
 MAX_DEPTH = 100
@@ -35,18 +33,18 @@ class _Open:
     nodes: int = 1
 
 
-# libyaml's event parser, where PyYAML was built with it: the pure-Python scanner reads far
-# ahead on a deeply nested line (about 0.3 s on 100,000 levels; libyaml a few ms).
-_FAST_LOADER = getattr(yaml, "CSafeLoader", None)
-
-
 def check_yaml(text: str, where: str) -> None:
     """Refuse ``text`` (exit 2 naming ``where``) when nesting exceeds :data:`MAX_DEPTH` or the
     document with its aliases expanded exceeds :data:`MAX_NODES` nodes. A YAML syntax error is
     left for the loader, which reports it with its line."""
-    if _FAST_LOADER is not None:
+    import yaml  # here, not at import: the JSON readers of this module never need it
+
+    # libyaml's event parser, where PyYAML was built with it: the pure-Python scanner reads
+    # far ahead on a deeply nested line (about 0.3 s on 100,000 levels; libyaml a few ms).
+    fast = getattr(yaml, "CSafeLoader", None)
+    if fast is not None:
         try:
-            _measure(text, where, _FAST_LOADER)
+            _measure(text, where, fast)
             return
         except yaml.YAMLError:
             pass  # what libyaml refuses, the pure-Python loader may accept: measure with it
@@ -58,6 +56,8 @@ def check_yaml(text: str, where: str) -> None:
 
 def _measure(text: str, where: str, loader: Any) -> None:
     """One pass over ``loader``'s events of ``text``; a YAML error propagates."""
+    import yaml
+
     stack: list[_Open] = []
     sizes: dict[str, int] = {}
     expanded = 0  # nodes of the document as built, aliases expanded

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import json
 import re
 from collections.abc import Iterator
 from functools import cache
@@ -22,9 +23,8 @@ from tools.config_model import ProtocolConfig, protocol_config
 from tools.errors import UsageError, key_path
 from tools.fsio import write_cache
 from tools.repo_paths import is_repo_relative
-from tools.yaml_files import load_yaml, parse_yaml, read_yaml
 
-# Kept importable from here for the modules that read YAML or check paths through this one.
+# Kept importable from here for the modules that check paths through this one.
 __all__ = [
     "DEFAULT_PATH",
     "ProtocolConfig",
@@ -33,12 +33,10 @@ __all__ = [
     "load",
     "load_bytes",
     "load_file",
+    "load_merged",
     "key_path",
-    "load_yaml",
     "merge",
-    "parse_yaml",
     "protocol_config",
-    "read_yaml",
     "refuse_outside_link",
     "schema",
     "validate",
@@ -66,6 +64,8 @@ def schema() -> dict[str, Any]:
 
 @cache
 def _defaults() -> dict[str, Any]:
+    from tools.yaml_files import load_yaml  # PyYAML loads only when YAML is read
+
     data: dict[str, Any] = load_yaml(_data("defaults.yaml"))
     return data
 
@@ -130,54 +130,72 @@ def merge(base: dict[str, Any], over: dict[str, Any], path: tuple[str, ...] = ()
     return out
 
 
-def _fingerprint(raw: bytes) -> str:
-    """What a successful validation depends on: the tool, its schema and the file's bytes."""
+def _fingerprint(raw: bytes | None) -> str:
+    """What a config's validation and merged value depend on: the tool, its schema and
+    defaults, and the file's bytes (None: no file, the defaults alone)."""
     from tools import __version__
 
     digest = hashlib.sha256(__version__.encode())
     digest.update(_data("protocol.schema.json").encode())
-    digest.update(b"\0" + raw)
+    digest.update(b"\0" + _data("defaults.yaml").encode())
+    digest.update(b"\0absent" if raw is None else b"\0file\0" + raw)
     return digest.hexdigest()
 
 
-def _validated_before(cache: Path | None, fingerprint: str) -> bool:
+def _remembered(cache: Path | None, fingerprint: str) -> dict[str, Any] | None:
+    """The merged config the cache holds for ``fingerprint`` (None: another file's, or none,
+    or unreadable)."""
+    if cache is None:
+        return None
     try:
-        return cache is not None and cache.read_text(encoding="ascii") == fingerprint
-    except (OSError, UnicodeDecodeError):
-        return False
+        head, _, body = cache.read_bytes().partition(b"\n")
+        if head.decode("ascii") != fingerprint:
+            return None
+        data = json.loads(body)
+    except (OSError, ValueError):  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+        return None
+    return data if isinstance(data, dict) else None
 
 
-def _remember_valid(cache: Path | None, fingerprint: str) -> None:
-    if cache is not None:
-        write_cache(cache, fingerprint.encode("ascii"))
+def _remember(cache: Path | None, fingerprint: str, merged: dict[str, Any]) -> None:
+    """Keep the merged config for its fingerprint, when JSON gives back exactly that value
+    (a YAML date or a non-string key would not come back as it was: not kept)."""
+    if cache is None:
+        return
+    try:
+        body = json.dumps(merged, ensure_ascii=True, separators=(",", ":"))
+    except (TypeError, ValueError):
+        return
+    if json.loads(body) == merged:
+        write_cache(cache, fingerprint.encode("ascii") + b"\n" + body.encode("ascii"))
 
 
 def load_file(path: Path, *, display: str, cache: Path | None = None) -> dict[str, Any]:
     """Read and validate one config file (not merged).
 
-    ``cache`` (inside the repository's ``.git``) remembers the fingerprint of the last file that
-    validated, so an unchanged config skips loading the schema validator; any change to the
-    file, the schema or the tool's version validates again.
-    """
+    ``cache`` (inside the repository's ``.git``): see :func:`load_merged`."""
+    return load_bytes(_read(path, display), display=display, cache=cache)
+
+
+def _read(path: Path, display: str) -> bytes:
     try:
-        raw = path.read_bytes()
+        return path.read_bytes()
     except OSError as exc:
         raise UsageError(f"cannot read config: {exc.strerror}", where=display) from None
-    return load_bytes(raw, display=display, cache=cache)
 
 
 def validation_cache(tools_dir: Path) -> Path:
     """The file, in the git layer's :meth:`~tools.git.Git.tools_dir`, that remembers the
-    fingerprint of the last config that validated."""
+    last config that validated: its fingerprint, then its merged value as JSON."""
     return tools_dir / "config-validated"
 
 
 def load_bytes(
     raw: bytes, *, display: str, cache: Path | None = None, remember: bool = True
 ) -> dict[str, Any]:
-    """Parse and validate one config's bytes (not merged); see :func:`load_file`.
-    ``remember=False``: the cache is read, never written (a config of another revision must
-    not take the place of the working config's fingerprint)."""
+    """Parse and validate one config's bytes (not merged); see :func:`load_merged`."""
+    from tools.yaml_files import parse_yaml
+
     data = parse_yaml(raw, display)
     if data is None:
         data = {}
@@ -188,11 +206,33 @@ def load_bytes(
             expected="a mapping",
         )
     fingerprint = _fingerprint(raw)
-    if not _validated_before(cache, fingerprint):
+    if _remembered(cache, fingerprint) is None:
         validate(data, display)
         if remember:
-            _remember_valid(cache, fingerprint)
+            _remember(cache, fingerprint, merge(defaults(), data))
     return data
+
+
+def load_merged(
+    raw: bytes | None, *, display: str, cache: Path | None = None, remember: bool = True
+) -> dict[str, Any]:
+    """The effective config of one config's bytes (None: no file): validated and merged
+    over the defaults.
+
+    ``cache`` remembers the last config that validated, by a fingerprint of the tool's
+    version, schema and defaults and the file's bytes, with its merged value: an unchanged
+    config then loads neither the YAML parser nor the schema validator. Any change to the
+    file, the schema, the defaults or the tool's version reads and validates again.
+    ``remember=False``: the cache is read, never written (a config of another revision must
+    not take the place of the working config's)."""
+    fingerprint = _fingerprint(raw)
+    known = _remembered(cache, fingerprint)
+    if known is not None:
+        return known
+    merged = defaults() if raw is None else merge(defaults(), load_bytes(raw, display=display))
+    if remember:
+        _remember(cache, fingerprint, merged)
+    return merged
 
 
 def refuse_outside_link(path: Path, repo_root: Path, display: str) -> None:
@@ -219,6 +259,7 @@ def load(
     absent, and then every key takes its default. ``tools_dir`` (the git layer's
     :meth:`~tools.git.Git.tools_dir`) holds the validation cache; None: no cache.
     """
+    cache = validation_cache(tools_dir) if tools_dir is not None else None
     if config is not None:
         path = config if config.is_absolute() else Path.cwd() / config
         if path.is_dir():
@@ -229,12 +270,10 @@ def load(
     else:
         path = repo_root / DEFAULT_PATH
         if not path.exists():
-            return defaults(), None
+            return load_merged(None, display=DEFAULT_PATH, cache=cache), None
         refuse_outside_link(path, repo_root, DEFAULT_PATH)
         display = DEFAULT_PATH
-    cache = validation_cache(tools_dir) if tools_dir is not None else None
-    data = load_file(path, display=display, cache=cache)
-    return merge(defaults(), data), display
+    return load_merged(_read(path, display), display=display, cache=cache), display
 
 
 def load_typed(

@@ -120,11 +120,14 @@ class Context:
     def _config_at(self, rev: str) -> tuple[dict[str, Any], str | None]:
         """The effective config as ``rev``'s tree holds it (defaults when it has none)."""
         raw = self.git.blob(rev, config_mod.DEFAULT_PATH)
-        if raw is None:
-            return config_mod.defaults(), None
         display = f"{rev[:12]}:{config_mod.DEFAULT_PATH}"
-        data = config_mod.load_bytes(raw, display=display)
-        return config_mod.merge(config_mod.defaults(), data), display
+        return self._merged(raw, display), None if raw is None else display
+
+    def _merged(self, raw: bytes | None, display: str) -> dict[str, Any]:
+        """A revision's config bytes (None: it has none) merged, through the cache the
+        working config keeps and never written in its place."""
+        cache = config_mod.validation_cache(self.git.tools_dir())
+        return config_mod.load_merged(raw, display=display, cache=cache, remember=False)
 
     def _bare_config(self) -> tuple[dict[str, Any], str | None]:
         """A bare repository's config: ``--config``, else the one committed at HEAD (the
@@ -133,11 +136,8 @@ class Context:
             return config_mod.load(self.root, self.opts.config)
         head = self.git.resolve("HEAD")
         raw = self.git.blob(head, config_mod.DEFAULT_PATH) if head else None
-        if raw is None:
-            return config_mod.defaults(), None
         display = f"HEAD:{config_mod.DEFAULT_PATH}"
-        data = config_mod.load_bytes(raw, display=display)
-        return config_mod.merge(config_mod.defaults(), data), display
+        return self._merged(raw, display), None if raw is None else display
 
     # -- range --------------------------------------------------------------------------------
     @cached_property

@@ -81,13 +81,10 @@ def changed_keys(old: Any, new: Any, path: tuple[Any, ...] = ()) -> list[tuple[s
 
 
 def _load(ctx: Context, raw: bytes | None, display: str) -> dict[str, Any]:
-    if raw is None:
-        return config_mod.defaults()
-    # The bytes the command's own config load validated skip the validator (and its import);
-    # another revision's config is validated and not remembered in their place.
+    # The bytes the command's own config load validated skip the YAML parser and the
+    # validator; another revision's config is read and not remembered in their place.
     cache = config_mod.validation_cache(ctx.git.tools_dir())
-    data = config_mod.load_bytes(raw, display=display, cache=cache, remember=False)
-    return config_mod.merge(config_mod.defaults(), data)
+    return config_mod.load_merged(raw, display=display, cache=cache, remember=False)
 
 
 def _baselines(data: dict[str, Any]) -> dict[str, str]:

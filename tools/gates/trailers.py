@@ -27,6 +27,7 @@ from tools.errors import UsageError
 from tools.gates.commit_range import RANGE_EMPTY
 from tools.git import Commit
 from tools.lines import split_lines
+from tools.plain_message import plain_block
 from tools.report import GateResult, Rule, declare
 from tools.trailer_block import SPACE, Block, Trailer, find_block, is_blank
 
@@ -406,30 +407,15 @@ def judge(
     filled: bool = False,
 ) -> None:
     """File every trailer-contract finding of one message through ``emit``."""
-    marker = cfg.marker
     lines = split_lines(text)
-    if all(is_blank(line) for line in lines):
-        if strict:
-            emit(EMPTY_MESSAGE.id, "the commit message is empty", None)
-        elif marker is not None:
-            emit(MARKER_MISSING.id, f"the message is empty: no {marker} paragraph", None)
-        return
-    glued: int | None = None
-    if marker is not None:
-        if cfg.marker_placement == "line":
-            glued = _marker_line(lines, text, marker, emit, strict=strict)
-        else:
-            _marker(lines, text, marker, emit, strict=strict)
-    if not strict:
-        return
-    if "---" in text:
-        for line_no in framing_lines(text):
-            emit(
-                FRAMING.id,
-                "a `---` line is git's patch divider: `git am` drops it and everything below",
-                line_no,
-            )
-    block = find_block(text) if glued is None else _block_without(lines, glued)
+    # A message of the plain shape meets the marker and framing rules as it stands, and its
+    # block is its last paragraph: the rest of the reading is for every other message.
+    plain = strict and cfg.marker and cfg.marker_placement == "paragraph"
+    block = plain_block(text, cfg.marker) if plain and cfg.marker else None
+    if block is None:
+        block = _shape(text, lines, cfg, emit, strict=strict)
+        if block is None:
+            return
     _required(lines, block, cfg, emit)
     if cfg.assisted_by:
         _assisted_by(block, cfg.assisted_by_format, emit)
@@ -438,6 +424,36 @@ def judge(
         for n, line in enumerate(lines, start=1):
             if PLACEHOLDER in line:
                 emit(PLACEHOLDER_RULE.id, f"the template {PLACEHOLDER!r} was not filled in", n)
+
+
+def _shape(
+    text: str, lines: list[str], cfg: TrailersConfig, emit: Emit, *, strict: bool
+) -> Block | None:
+    """The findings of an empty message, of the marker and of ``---`` lines; the trailer
+    block as git reads it (None: nothing more to judge)."""
+    marker = cfg.marker
+    if all(is_blank(line) for line in lines):
+        if strict:
+            emit(EMPTY_MESSAGE.id, "the commit message is empty", None)
+        elif marker is not None:
+            emit(MARKER_MISSING.id, f"the message is empty: no {marker} paragraph", None)
+        return None
+    glued: int | None = None
+    if marker is not None:
+        if cfg.marker_placement == "line":
+            glued = _marker_line(lines, text, marker, emit, strict=strict)
+        else:
+            _marker(lines, text, marker, emit, strict=strict)
+    if not strict:
+        return None
+    if "---" in text:
+        for line_no in framing_lines(text):
+            emit(
+                FRAMING.id,
+                "a `---` line is git's patch divider: `git am` drops it and everything below",
+                line_no,
+            )
+    return find_block(text) if glued is None else _block_without(lines, glued)
 
 
 def _marker(lines: list[str], text: str, marker: str, emit: Emit, *, strict: bool) -> None:
@@ -593,10 +609,12 @@ def _identity_words(identities: tuple[str, ...]) -> list[list[str]]:
 
 
 def _authorship(block: Block, cfg: TrailersConfig, emit: Emit) -> None:
+    people: list[Trailer] = block.get(SIGNED_OFF_BY) + block.get(CO_AUTHORED_BY)
+    if not people:  # most messages: nobody to judge
+        return
     identities = _identity_words(cfg.ai_identities)
     names = sorted({p for t in block.get(ASSISTED_BY) for p in assisted_by_parts(t.value)})
     named = [(p, w) for p in names if (w := words(p))]
-    people: list[Trailer] = block.get(SIGNED_OFF_BY) + block.get(CO_AUTHORED_BY)
     for t in sorted(people, key=lambda t: t.line):
         value = t.value.strip(SPACE)
         if t.has_key(CO_AUTHORED_BY) and value.rstrip(">").lower().endswith(_NOREPLY):
