@@ -77,3 +77,20 @@ def test_a_set_of_simple_globs_agrees_with_pathspec(globs: list[str], paths: lis
     assert compiled.fast
     for path in paths:
         assert compiled.match(path) == compiled.match_pathspec(path), (globs, path)
+
+
+@settings(max_examples=300, deadline=None)
+@given(globs=st.lists(_GLOBS, max_size=5), paths=st.lists(_PATHS, max_size=12))
+@example(globs=["**/*.h"], paths=["x.h/y", "a/x.h/y", "y"])
+@example(globs=["**/docs", "a/b"], paths=["docs", "a/docs", "a/b", "a/b/c", "b"])
+def test_matching_in_bulk_agrees_with_pathspec(globs: list[str], paths: list[str]) -> None:
+    # Folder tests once per folder, the rest as maps over the paths: the same answers.
+    compiled = Globs(globs)
+    assert compiled.fast
+    assert compiled.match_all(paths) == [compiled.match_pathspec(p) for p in paths]
+
+
+def test_matching_in_bulk_takes_pathspec_for_other_shapes() -> None:
+    compiled = Globs(["src/*.cc", "!src/x.cc"])
+    paths = ["src/a.cc", "src/x.cc", "src/d/a.cc", "a.cc"]
+    assert compiled.match_all(paths) == [True, False, False, False]

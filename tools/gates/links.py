@@ -10,6 +10,8 @@ files git does not ignore), or with ``--staged`` the index: its files and its co
 
 from __future__ import annotations
 
+import itertools
+import operator
 from collections.abc import Callable
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
@@ -242,11 +244,9 @@ def run(ctx: Context) -> GateResult:
     cfg = ctx.config.links
     include, exclude = Globs(cfg.paths), Globs(cfg.exclude)
     tree = _Tree(ctx)
-    files = [
-        p
-        for p in tree.files()
-        if include.match(p) and not exclude.match(p) and tree.lines(p) is not None
-    ]
+    included = list(itertools.compress(paths := tree.files(), include.match_all(paths)))
+    kept = itertools.compress(included, map(operator.not_, exclude.match_all(included)))
+    files = [p for p in kept if tree.lines(p) is not None]
     where = "the index" if ctx.opts.staged else "the working tree"
     if not files:
         patterns = ", ".join(include.patterns) or "(none)"

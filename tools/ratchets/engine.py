@@ -8,6 +8,7 @@ the issue index knows; a marker with an unknown tag exempts nothing.
 
 from __future__ import annotations
 
+import itertools
 import re
 import threading
 from collections.abc import Sequence
@@ -63,6 +64,21 @@ class Ratchet:
             return path == self.path
         assert self.include is not None and self.exclude is not None
         return self.include.match(path) and not self.exclude.match(path)
+
+    def selected(self, paths: list[str]) -> list[bool]:
+        """:meth:`selects` of each path, in bulk."""
+        if self.kind == "markdown":
+            return [path == self.path for path in paths]
+        assert self.include is not None and self.exclude is not None
+        included = self.include.match_all(paths)
+        if not self.exclude:
+            return included
+        # The exclusions only where the inclusions hold (they may take pathspec's slow path).
+        inside = list(itertools.compress(paths, included))
+        dropped = set(itertools.compress(inside, self.exclude.match_all(inside)))
+        if not dropped:
+            return included
+        return [hit and path not in dropped for path, hit in zip(paths, included, strict=True)]
 
 
 @dataclass(frozen=True)
@@ -437,12 +453,7 @@ def _wanted(
     paths = tree.paths()
     if filtered and not tree.in_git:
         search = _Background(tree, list(literals), paths, pathspecs)
-    scope: dict[str, list[Ratchet]] = {}
-    for path in paths:
-        for r in ratchets:
-            if r.selects(path):
-                scope.setdefault(path, []).append(r)
-                results[r.name].files += 1
+    scope = _scope(paths, ratchets, results)
     candidates: set[str] | None = None
     if search is not None:
         try:
@@ -451,12 +462,33 @@ def _wanted(
             candidates = None  # the prefilter is an optimisation: fall back to reading all
     if candidates is None:
         return scope
+    if len(filtered) == len(ratchets):  # every ratchet reads only the files git found
+        return {path: rs for path, rs in scope.items() if path in candidates}
     wanted: dict[str, list[Ratchet]] = {}
     for path, rs in scope.items():
         chosen = [r for r in rs if r.name not in filtered or path in candidates]
         if chosen:
             wanted[path] = chosen
     return wanted
+
+
+def _scope(
+    paths: list[str], ratchets: list[Ratchet], results: dict[str, Count]
+) -> dict[str, list[Ratchet]]:
+    """The ratchets whose globs select each path (in bulk), counted as their files. Paths
+    selected by the same ratchets share one list, which nothing changes."""
+    masks = [r.selected(paths) for r in ratchets]
+    for r, mask in zip(ratchets, masks, strict=True):
+        results[r.name].files += sum(mask)
+    scope: dict[str, list[Ratchet]] = {}
+    shared: dict[tuple[bool, ...], list[Ratchet]] = {}
+    for path, hits in zip(paths, zip(*masks, strict=True), strict=True):
+        if True in hits:
+            chosen = shared.get(hits)
+            if chosen is None:
+                chosen = shared[hits] = [r for r, hit in zip(ratchets, hits, strict=True) if hit]
+            scope[path] = chosen
+    return scope
 
 
 def _judge(
