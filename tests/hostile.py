@@ -9,7 +9,6 @@ input. ``tests/test_hostile_inputs.py`` runs every case under a generous guard;
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any, NamedTuple
 
 from tools import commit_messages, index_table, ledger, markdown, trailer_block
@@ -33,7 +32,7 @@ _STYLE = {"subject_max": 72, "subject_pattern": None, "require_body": True}
 _CONFIG = protocol_config(merge(defaults(), {"trailers": _TRAILERS, "style": _STYLE}))
 _TRAILERS_CFG = _CONFIG.trailers
 # The marker as a line of its own, glued to its trailers or not, and a configured format.
-_TRAILERS_LINE_CFG = replace(_TRAILERS_CFG, marker_placement="line", assisted_by_format=r"\S+")
+_TRAILERS_LINE_CFG = _TRAILERS_CFG._replace(marker_placement="line", assisted_by_format=r"\S+")
 _STYLE_CFG = _CONFIG.style
 _INDEX_HEAD = "# Index\n\n| Issue | Row | Title | Kind |\n|---|---|---|---|\n"
 

@@ -25,7 +25,9 @@ _NAMED = {"rules", "ratchets"}
 
 
 def _fields(cls: type) -> set[str]:
-    return {f.name for f in dataclasses.fields(cls)}
+    # A section is a named tuple, or a dataclass where a field's name is a tuple method's.
+    named: tuple[str, ...] | None = getattr(cls, "_fields", None)
+    return set(named) if named is not None else {f.name for f in dataclasses.fields(cls)}
 
 
 def test_every_schema_key_has_a_typed_field() -> None:
@@ -115,4 +117,6 @@ def test_the_context_holds_the_typed_config_and_its_mapping(repo: Repo) -> None:
     canonical = json.dumps(ctx.config_data, sort_keys=True, separators=(",", ":"))
     assert ctx.describe()["config_sha256"] == hashlib.sha256(canonical.encode()).hexdigest()
     with pytest.raises(dataclasses.FrozenInstanceError):
+        ctx.config.base = "other"  # type: ignore[misc]
+    with pytest.raises(AttributeError):  # a section is a named tuple: frozen too
         ctx.config.style.subject_max = 10  # type: ignore[misc]

@@ -6,7 +6,6 @@ test."""
 
 from __future__ import annotations
 
-import dataclasses
 import importlib
 import json
 import subprocess
@@ -108,7 +107,7 @@ def test_a_rule_without_its_example_or_fix_stops_the_page(  # type: ignore[no-un
     table = rules_doc.import_rules()
     rule = table["conflicts"]["conflict-marker"]
     broken = {**table, "conflicts": {**table["conflicts"]}}
-    broken["conflicts"]["conflict-marker"] = dataclasses.replace(rule, **{field: value})
+    broken["conflicts"]["conflict-marker"] = rule._replace(**{field: value})
     with pytest.raises(ValueError, match=f"conflicts: conflict-marker: declared without {message}"):
         rules_doc.render(broken)
     assert rules_doc.check_notes(table) == []
@@ -129,7 +128,7 @@ def test_a_changed_fix_makes_the_committed_page_stale(rules_doc) -> None:  # typ
     table = rules_doc.import_rules()
     rule = table["grid-tie"]["off-grid"]
     changed = {**table, "grid-tie": {**table["grid-tie"]}}
-    changed["grid-tie"]["off-grid"] = dataclasses.replace(rule, fix=rule.fix + " Then rerun.")
+    changed["grid-tie"]["off-grid"] = rule._replace(fix=rule.fix + " Then rerun.")
     page = rules_doc.render(changed)
     assert page != DOC.read_text(encoding="utf-8")
     assert "rounding grid, so" in page and "rescue the set. Then rerun.\n" in page

@@ -15,7 +15,6 @@ import bisect
 import hashlib
 import os
 from collections.abc import Callable, Hashable, Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -35,8 +34,7 @@ class Entry(NamedTuple):
     label: str = ""
 
 
-@dataclass(frozen=True)
-class Loss:
+class Loss(NamedTuple):
     """A base entry that is ``removed`` (``now`` is None), ``altered`` (same key, other
     fingerprint) or ``moved`` (unaltered, but out of the base's order: an append-only file
     keeps its base entries in place)."""

@@ -18,7 +18,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from tools.errors import UsageError
 from tools.gates.commit_range import range_commits
@@ -40,8 +40,7 @@ _INSTRUCTIONS = " Please enter"  # git's editor template: "# Please enter the co
 # -- what is judged --------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Cleaned:
+class Cleaned(NamedTuple):
     """A cleaned message and, for each of its lines, the line of the original it came from."""
 
     text: str

@@ -1,5 +1,7 @@
-"""The protocol config as typed, frozen values: one dataclass per section of
-``.agents/protocol.yaml``.
+"""The protocol config as typed, frozen values: one named tuple per section of
+``.agents/protocol.yaml`` (a named tuple costs a seventh of a frozen dataclass to define, and
+every command defines these), and a frozen dataclass for the whole, whose ``index`` field a
+tuple's ``index`` method would shadow.
 
 :func:`protocol_config` builds them from the merged mapping once it has passed the JSON Schema
 (``tools/data/protocol.schema.json``, the contract and the source of
@@ -11,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, TypeAlias
+from typing import Any, Literal, NamedTuple, TypeAlias
 
 RuleLevel: TypeAlias = Literal["off", "info", "warning", "error"]
 # A bucket's exemption per file: how many of its first sites, or "*" for all.
@@ -19,8 +21,7 @@ Allowance: TypeAlias = "int | Literal['*']"
 StateColumn: TypeAlias = "str | int | None"
 
 
-@dataclass(frozen=True)
-class TrailerException:
+class TrailerException(NamedTuple):
     """A known (commit, rule) finding kept as debt."""
 
     commit: str
@@ -28,8 +29,7 @@ class TrailerException:
     reason: str
 
 
-@dataclass(frozen=True)
-class TrailersConfig:
+class TrailersConfig(NamedTuple):
     enabled: bool
     marker: str | None
     marker_placement: Literal["paragraph", "line"]
@@ -43,8 +43,7 @@ class TrailersConfig:
     exceptions: tuple[TrailerException, ...]
 
 
-@dataclass(frozen=True)
-class StyleConfig:
+class StyleConfig(NamedTuple):
     enabled: bool
     subject_max: int
     subject_length: Literal["warning", "error"]
@@ -52,8 +51,7 @@ class StyleConfig:
     require_body: bool
 
 
-@dataclass(frozen=True)
-class RowMoveTrigger:
+class RowMoveTrigger(NamedTuple):
     """``docs.rules[].when_row_moves``: a row of ``matrix`` moving into one of ``to``."""
 
     matrix: str
@@ -63,8 +61,7 @@ class RowMoveTrigger:
     state_column: StateColumn
 
 
-@dataclass(frozen=True)
-class CheckpointRule:
+class CheckpointRule(NamedTuple):
     """``docs.rules[]``: a change to some paths needs a change to others in the same commit."""
 
     name: str
@@ -76,8 +73,7 @@ class CheckpointRule:
     message: str | None
 
 
-@dataclass(frozen=True)
-class StatusMatrix:
+class StatusMatrix(NamedTuple):
     """``docs.spec_now[]``: a matrix whose rows' state changes need their spec's Now."""
 
     matrix: str
@@ -87,22 +83,19 @@ class StatusMatrix:
     state_column: StateColumn
 
 
-@dataclass(frozen=True)
-class DocsConfig:
+class DocsConfig(NamedTuple):
     rules: tuple[CheckpointRule, ...]
     spec_now: tuple[StatusMatrix, ...]
 
 
-@dataclass(frozen=True)
-class BucketConfig:
+class BucketConfig(NamedTuple):
     regex: str
     examples: tuple[str, ...]
     counter_examples: tuple[str, ...]
     outside_guards: tuple[str, ...] | None  # None: the key is absent
 
 
-@dataclass(frozen=True)
-class PatternRatchetConfig:
+class PatternRatchetConfig(NamedTuple):
     buckets: Mapping[str, BucketConfig]
     include: tuple[str, ...] | None  # None: every tracked file
     exclude: tuple[str, ...] | None  # None: none
@@ -113,8 +106,7 @@ class PatternRatchetConfig:
     kind: Literal["pattern"] = "pattern"
 
 
-@dataclass(frozen=True)
-class MarkdownRatchetConfig:
+class MarkdownRatchetConfig(NamedTuple):
     path: str
     paragraph_max: int | None  # None: the kind's default
     cell_max: int | None
@@ -125,8 +117,7 @@ class MarkdownRatchetConfig:
 RatchetConfig: TypeAlias = "PatternRatchetConfig | MarkdownRatchetConfig"
 
 
-@dataclass(frozen=True)
-class NowConfig:
+class NowConfig(NamedTuple):
     path: str
     headings: tuple[str, ...]
     max_lines: int
@@ -134,28 +125,24 @@ class NowConfig:
     max_age_days: int | None
 
 
-@dataclass(frozen=True)
-class LinksConfig:
+class LinksConfig(NamedTuple):
     paths: tuple[str, ...]
     exclude: tuple[str, ...]
 
 
-@dataclass(frozen=True)
-class FileConfig:
+class FileConfig(NamedTuple):
     """A section that names one repo-relative file (``index``, ``ledger``)."""
 
     path: str
 
 
-@dataclass(frozen=True)
-class FolderConfig:
+class FolderConfig(NamedTuple):
     """A section that names one repo-relative folder (``specs``, ``goldens``)."""
 
     dir: str
 
 
-@dataclass(frozen=True)
-class PreflightConfig:
+class PreflightConfig(NamedTuple):
     gates: tuple[str, ...]
 
 

@@ -21,8 +21,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from tools import ledger, markdown
 from tools.errors import UsageError
@@ -73,8 +72,7 @@ Lookup = Callable[[str], "dict[str, Any] | None"]
 
 
 # -- blocks in a spec ---------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Block:
+class Block(NamedTuple):
     """One evidence block: the record ``id`` and ``plan`` its opening marker names, the
     1-based lines of its opening (``start``) and closing (``end``) markers, and ``body``, the
     text between them (lines joined with ``\\n``, each ending in one; ``\\r`` dropped)."""
@@ -86,8 +84,7 @@ class Block:
     body: str
 
 
-@dataclass(frozen=True)
-class Problem:
+class Problem(NamedTuple):
     """A marker that does not make a well-formed block (1-based ``line``)."""
 
     line: int

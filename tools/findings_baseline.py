@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from tools.bounded import json_object
 from tools.errors import UsageError
@@ -37,8 +37,7 @@ FORMAT = (
 _KEYS = ("gate", "rule", "path", "fingerprint", "message")
 
 
-@dataclass(frozen=True)
-class Entry:
+class Entry(NamedTuple):
     """One recorded finding. ``message`` is what it said when recorded (for people; it is not
     matched)."""
 

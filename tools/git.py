@@ -48,8 +48,7 @@ def encode(text: str) -> bytes:
     return text.encode(_ENC, _ERRORS)
 
 
-@dataclass(frozen=True)
-class Change:
+class Change(NamedTuple):
     """One changed path of a commit or of the staged change.
 
     ``status`` is git's letter (A, M, D, R, C, T, U); ``score`` the similarity for R/C.

@@ -56,8 +56,7 @@ _INLINE_TAGS = frozenset(
 split_lines = partial(text_lines.split_lines, drop_cr=True)
 
 
-@dataclass(frozen=True)
-class Heading:
+class Heading(NamedTuple):
     """A heading: its 1-based line, level (1-6), its text as written (inline markup kept) and
     as rendered (``plain``: markup, inline HTML and images dropped, entities decoded)."""
 
@@ -73,8 +72,7 @@ class Heading:
         return strip_numbering(self.plain).strip().lower()
 
 
-@dataclass(frozen=True)
-class Section:
+class Section(NamedTuple):
     """A heading and its body: lines ``start`` to ``end`` (1-based, inclusive; ``end`` <
     ``start`` when the body is empty), up to the next heading of the same or a higher level."""
 
@@ -86,8 +84,7 @@ class Section:
         return lines[self.start - 1 : self.end]
 
 
-@dataclass(frozen=True)
-class Link:
+class Link(NamedTuple):
     """A link target as GitHub reads it (escapes and entities resolved) and its 1-based line."""
 
     line: int
@@ -95,8 +92,7 @@ class Link:
     kind: str  # "link" | "image" | "definition"
 
 
-@dataclass(frozen=True)
-class Anchor:
+class Anchor(NamedTuple):
     """An anchor of a document: its line, name (what follows ``#``), and what makes it: the
     heading's text as written, or the HTML element that names it."""
 
@@ -125,8 +121,7 @@ class Table:
     rows: list[Row] = field(default_factory=list)
 
 
-@dataclass(frozen=True)
-class Paragraph:
+class Paragraph(NamedTuple):
     """A paragraph (a tight list item's text counts as one): first and last line, and its
     length as rendered on one line (its lines trimmed, joined with one space)."""
 
@@ -136,8 +131,7 @@ class Paragraph:
     first: str  # its first line, trimmed: what identifies it across versions
 
 
-@dataclass(frozen=True)
-class Item:
+class Item(NamedTuple):
     """A list item: its line and the last line of its own text (its first paragraph; nested
     blocks are not its text)."""
 

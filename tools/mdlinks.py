@@ -6,15 +6,14 @@ The links themselves are read by :mod:`tools.markdown` (the one markdown parser)
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 from urllib.parse import unquote, unquote_to_bytes
 
 from tools.git import decode
 
 
 # -- targets ---------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Target:
+class Target(NamedTuple):
     """Where a link target points inside the repository."""
 
     path: str  # repo-relative, "" for the repository root

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 
-@dataclass(frozen=True)
-class RatchetRequest:
+class RatchetRequest(NamedTuple):
     """What ``tools ratchet check|tighten`` asked for."""
 
     names: tuple[str, ...] = ()  # the ratchets judged, in this order (empty: all)

@@ -96,8 +96,7 @@ _TRAILER_KEY = operator.itemgetter(0)
 _FEW_TRAILERS = 16
 
 
-@dataclass(frozen=True)
-class Paragraph:
+class Paragraph(NamedTuple):
     """A run of non-blank lines; ``start`` is the 1-based line of its first line."""
 
     start: int

@@ -13,9 +13,8 @@ import os
 import sys
 import traceback
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, TypeVar, cast
+from typing import Annotated, Any, NamedTuple, TypeVar, cast
 
 import typer
 from typer.core import TyperGroup
@@ -38,8 +37,7 @@ TEXT_JSON: tuple[str, ...] = ("text", "json")
 JSON: tuple[str, ...] = ("json",)
 
 
-@dataclass(frozen=True)
-class ResultType:
+class ResultType(NamedTuple):
     """The type of a command's result, named by module and class so that its module (the
     type and its renderers) loads when the command runs, not at start-up. The command's
     ``--format`` values are the formats registered for that type, so the two cannot drift."""

@@ -6,7 +6,6 @@ The counting engine loads inside the commands, so registering them costs start-u
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -73,7 +72,7 @@ def ratchet_check(
     from tools.report import render
 
     _select(opts, names, rev, base)
-    opts.ratchet = replace(opts.ratchet or RatchetRequest(), report=report)
+    opts.ratchet = (opts.ratchet or RatchetRequest())._replace(report=report)
     ctx = Context(opts)
     result = gates.run("ratchet", ctx)
     # Severities and the findings baseline judge it as preflight does.

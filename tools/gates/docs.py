@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from tools import markdown, mdlinks
 from tools.config_model import CheckpointRule, StatusMatrix
@@ -118,8 +118,7 @@ class _Step:
         return "the staged change" if self.commit is None else "the same commit"
 
 
-@dataclass(frozen=True)
-class _RowTrigger:
+class _RowTrigger(NamedTuple):
     """``when_row_moves``: a row of ``matrix`` moving into one of the states ``to``."""
 
     matrix: str
@@ -305,8 +304,7 @@ def _judge_rules(
 
 
 # -- matrix rows (§4.4 "Rows, precisely") ----------------------------------------------------
-@dataclass(frozen=True)
-class RowSpec:
+class RowSpec(NamedTuple):
     """How rows of a matrix are read: their state tokens, the key column (1-based) and the
     state column (a header name or a 1-based index; None: the last state token on the row)."""
 
@@ -315,8 +313,7 @@ class RowSpec:
     state_column: str | int | None = None
 
 
-@dataclass(frozen=True)
-class MatrixRow:
+class MatrixRow(NamedTuple):
     line: int  # 1-based
     key: str  # the key cell (the first by default), stripped
     text: str  # the whole line
@@ -414,8 +411,7 @@ def matrix_rows(text: str, states: frozenset[str]) -> list[MatrixRow]:
     return read_rows(text, RowSpec(states), headers=True)
 
 
-@dataclass(frozen=True)
-class Move:
+class Move(NamedTuple):
     row: MatrixRow
     before: str | None  # the state it had (None: none, or the row is new)
     new: bool  # the row appeared (no row of its table and key before it)

@@ -32,8 +32,7 @@ _CHUNK = 1 << 16
 
 
 # -- reading ----------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class LineError:
+class LineError(NamedTuple):
     """A ledger line that is not a verifying record. ``rule`` is the rule id it fires;
     ``record`` is the parsed record when the line parsed but its id does not recompute."""
 

@@ -12,9 +12,8 @@ import hashlib
 import os
 import stat
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from tools.errors import UsageError
 from tools.fsio import write_atomic
@@ -32,8 +31,7 @@ class ApplyError(Exception):
     a file is expected, a submodule): the arm is an ERROR."""
 
 
-@dataclass(frozen=True)
-class FileState:
+class FileState(NamedTuple):
     """A file as it is at one moment: its bytes (the link target for a symbolic link), None
     when absent; its permission bits; whether it is a symbolic link."""
 

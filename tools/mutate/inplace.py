@@ -23,7 +23,7 @@ import shutil
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from tools.errors import UsageError
 from tools.fsio import write_atomic
@@ -63,8 +63,7 @@ def dirty_paths(root: Path, paths: list[str]) -> list[str]:
     return found
 
 
-@dataclass(frozen=True)
-class Conflict:
+class Conflict(NamedTuple):
     """A target whose content is neither its original nor a mutant tools wrote: the user's
     edit, left as it is. ``saved``: where the original's bytes are kept (None: the file did
     not exist before the run)."""

@@ -5,12 +5,10 @@ both use it while the loader alone depends on the applier."""
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 
-@dataclass(frozen=True)
-class Mutation:
+class Mutation(NamedTuple):
     """One mutation as the plan wrote it (``fields``), with what loading resolved: the
     commit a ``revert`` names and the bytes of a ``patch`` (applied as read here, so the
     recorded sha256 is what ran)."""

@@ -13,7 +13,7 @@ import re
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from tools.config_model import (
     BucketConfig,
@@ -81,15 +81,13 @@ class Ratchet:
         return [hit and path not in dropped for path, hit in zip(paths, included, strict=True)]
 
 
-@dataclass(frozen=True)
-class Site:
+class Site(NamedTuple):
     path: str
     line: int
     text: str  # what identifies the site across versions (its line, stripped)
 
 
-@dataclass(frozen=True)
-class Exemption:
+class Exemption(NamedTuple):
     """An exempted site: by an allow marker (``tag``, ``marker_line``) or by the file's
     ``exempt_files`` allowance (``allowance``: N, or None for all; ``tag`` empty)."""
 
@@ -101,8 +99,7 @@ class Exemption:
     by_file: bool = False
 
 
-@dataclass(frozen=True)
-class MarkerUse:
+class MarkerUse(NamedTuple):
     path: str
     line: int
     tag: str

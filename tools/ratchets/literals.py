@@ -12,7 +12,7 @@ it may filter less, never wrongly.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 MAX_NESTING = 100  # groups deeper than this: no prefilter (a config regex is never so deep)
 MAX_LENGTH = 10_000  # a longer pattern: no prefilter (the reader's time stays bounded)
@@ -25,23 +25,19 @@ class _Unsure(Exception):
 # One item of a sequence: a plain character, a zero-width assertion (``^``, ``\b``…), some
 # character the reader does not name (``.``, ``[a-z]``, ``\w``…), or a sub-expression every
 # match goes through, given as its clauses.
-@dataclass(frozen=True)
-class _Char:
+class _Char(NamedTuple):
     char: str
 
 
-@dataclass(frozen=True)
-class _Zero:
+class _Zero(NamedTuple):
     pass
 
 
-@dataclass(frozen=True)
-class _Some:
+class _Some(NamedTuple):
     pass
 
 
-@dataclass(frozen=True)
-class _Sub:
+class _Sub(NamedTuple):
     clauses: tuple[frozenset[str], ...]
 
 

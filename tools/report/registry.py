@@ -8,15 +8,13 @@ id; docs/rules.md and the SARIF driver's rule table are read from :func:`declare
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 Severity = Literal["error", "warning", "info"]
 SEVERITIES: tuple[str, ...] = ("error", "warning", "info")
 
 
-@dataclass(frozen=True)
-class Rule:
+class Rule(NamedTuple):
     """A rule a gate can fire: its id, default severity and a one-line summary."""
 
     id: str

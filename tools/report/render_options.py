@@ -8,13 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 R = TypeVar("R")
 
 
-@dataclass(frozen=True)
-class TextOptions:
+class TextOptions(NamedTuple):
     """How much of the findings the text format prints (json, github, sarif: everything)."""
 
     max_findings: int = 50  # per gate; 0: all
