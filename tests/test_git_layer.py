@@ -301,3 +301,50 @@ def test_unquote_c_leaves_what_git_never_writes() -> None:
     assert unquote_c(b'"no closing quote') == b'"no closing quote'
     assert unquote_c(b'"a\\\\" "b"') == b"a\\"  # the name ends at its closing quote
     assert unquote_c(b'"a\\\\\\"b"') == b'a\\"b'
+
+
+def _merge(repo: Repo, other: str, message: str) -> str:
+    repo.git("merge", "-q", "--no-ff", "--no-edit", "-m", message, other)
+    return repo.head()
+
+
+def _range(repo: Repo, base: str, head: str) -> tuple[str | None, list[str]]:
+    merge_base, commits = Git(repo.path).log_from_merge_base(
+        repo.head(base), repo.head(head), paths=False
+    )
+    return merge_base, [c.sha for c in commits]
+
+
+def _git_range(repo: Repo, base: str, head: str) -> tuple[str, list[str]]:
+    merge_base = repo.git("merge-base", base, head).strip()
+    return merge_base, repo.git("log", "--format=%H", f"{merge_base}..{head}").split()
+
+
+def test_the_range_and_its_merge_base_read_at_once_agree_with_git(repo: Repo) -> None:
+    repo.commit("Root\n\nBody.\n", {"a.txt": "a\n"})
+    repo.branch("side")
+    repo.commit("Side 1\n\nBody.\n", {"s.txt": "1\n"})
+    repo.checkout("main")
+    repo.commit("Main 1\n\nBody.\n", {"m.txt": "1\n"})
+    repo.checkout("side")
+    _merge(repo, "main", "Merge main into side")
+    repo.commit("Side 2\n\nBody.\n", {"s.txt": "2\n"})
+    # One merge base: base..head is the same range, in git's order.
+    assert _range(repo, "main", "side") == _git_range(repo, "main", "side")
+    # A criss-cross: main takes side's first commit while side took main's.
+    repo.checkout("main")
+    repo.git("merge", "-q", "--no-ff", "--no-edit", "-m", "Merge side 1", "side~2")
+    repo.commit("Main 2\n\nBody.\n", {"m.txt": "2\n"})
+    assert len(repo.git("merge-base", "--all", "main", "side").split()) == 2
+    for base, head in (("main", "side"), ("side", "main")):
+        found = _range(repo, base, head)
+        assert found == _git_range(repo, base, head)
+        # base..head alone would leave out the other merge base's side of the history.
+        assert len(found[1]) > len(repo.git("log", "--format=%H", f"{base}..{head}").split())
+
+
+def test_unrelated_histories_have_no_merge_base_and_no_range(repo: Repo) -> None:
+    repo.commit("Root\n\nBody.\n", {"a.txt": "a\n"})
+    repo.git("checkout", "-q", "--orphan", "other")
+    repo.commit("Other root\n\nBody.\n", {"b.txt": "b\n"})
+    assert _range(repo, "main", "other") == (None, [])

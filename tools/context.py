@@ -168,7 +168,7 @@ class Context:
                 f"base {base_ref!r} (config `base`) does not resolve; fetch it or pass --base"
             )
             return sel
-        sel.merge_base = git.merge_base(sel.base, head)
+        sel.merge_base, commits = git.log_from_merge_base(sel.base, head, paths=opts.range_paths)
         if sel.merge_base is None:
             if git.is_shallow():
                 sel.skip_reason = (
@@ -178,9 +178,7 @@ class Context:
             else:
                 sel.skip_reason = f"{base_ref} and {head_ref} share no history (no merge base)"
             return sel
-        if sel.merge_base != head:
-            sel.commits = git.log([f"{sel.merge_base}..{head}"], paths=opts.range_paths)
-            sel.commits.reverse()
+        sel.commits = commits[::-1]
         return sel
 
     def describe(self) -> dict[str, object]:

@@ -322,6 +322,42 @@ class Git:
         args += [*revs, "--"]
         return parse_log(self.out(*args))
 
+    def log_from_merge_base(
+        self, base: str, head: str, *, paths: bool = True
+    ) -> tuple[str | None, list[Commit]]:
+        """``merge-base(base, head)`` and the commits of ``merge_base..head`` (newest first),
+        or (None, []) when the two share no history.
+
+        Both walk the same history, so they run at once: ``git merge-base --all`` on a thread
+        while ``git log base..head`` reads the commits. When the merge base is the only one,
+        every commit both sides reach is reachable from it, so ``base..head`` is exactly
+        ``merge_base..head``; with several (a criss-cross merge) the range is read again from
+        the first, the one ``git merge-base`` prints."""
+        found: list[bytes] = []
+        failed: list[BaseException] = []
+
+        def merge_bases() -> None:
+            try:
+                status, out = self.run("merge-base", "--all", base, head, ok=(0, 1, 128))
+                found.extend(out.split() if status == 0 else [])
+            except BaseException as exc:  # noqa: BLE001 - re-raised on the caller's thread
+                failed.append(exc)
+
+        worker = threading.Thread(target=merge_bases, daemon=True)
+        worker.start()
+        try:
+            commits = self.log([f"{base}..{head}"], paths=paths)
+        finally:
+            worker.join()
+        if failed:
+            raise failed[0]
+        if not found:
+            return None, []
+        merge_base = found[0].decode("ascii")
+        if len(found) > 1:
+            commits = self.log([f"{merge_base}..{head}"], paths=paths)
+        return merge_base, commits
+
     def diff_tree(self, old: str, new: str) -> list[Change]:
         return parse_name_status(
             self.out(
