@@ -10,8 +10,11 @@ from pathlib import Path
 
 import pytest
 import yaml
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from tests.conftest import Repo
+from tools.gates import trailers as trailers_gate
 
 MARKER = "FOLLOWING_AGENTS_PROTOCOL"
 TRAILERS = (
@@ -850,3 +853,49 @@ def test_a_bad_assisted_by_format_regex_is_exit_2(repo: Repo) -> None:
     work_repo(repo, {"trailers": {"assisted_by_format": "([unclosed"}})
     run = repo.tools("trailers", "check", "--base", "main")
     assert run.exit_code == 2 and "assisted_by_format" in run.stderr
+
+
+def _assisted_by_walk(value: str) -> bool:
+    """The ``ID:MODEL [TOOL]…`` grammar walked a character at a time: the reference the
+    gate's regex is held to."""
+    ident, sep, rest = value.partition(":")
+    first = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+    if not sep or not ident or ident[0] not in first or not set(ident) <= first | set("_.-"):
+        return False
+    i, n = 0, len(rest)
+    while i < n and not rest[i].isspace() and rest[i] not in "[]":
+        i += 1
+    if i == 0 or i == n or not rest[i].isspace():
+        return False
+    tools = 0
+    while i < n:
+        while i < n and rest[i].isspace():
+            i += 1
+        if i == n:
+            break
+        close = rest.find("]", i + 1)
+        if rest[i] != "[" or close < 0:
+            return False
+        inner = rest[i + 1 : close]
+        if "[" in inner or inner.isspace() or not inner:
+            return False
+        tools += 1
+        i = close + 1
+    return tools > 0
+
+
+_ASSISTED_PIECES = st.sampled_from(
+    ["claude", "c.l_a-1", ":", "opus-4", " ", "\t", "\u00a0", "\u2003", "\x1c", "[", "]",
+     "[claude-code]", "[ x ]", "[ ]", "[]", "é", "\n", "_", "-", "a:b"]
+)  # fmt: skip
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.lists(_ASSISTED_PIECES, max_size=10).map("".join))
+@example("claude:opus-4 [claude-code]")
+@example("claude:opus-4 [claude-code] [git]")
+@example("claude:opus-4\u00a0[claude-code]")
+@example("claude:opus-4 [ ]")
+@example("claude:opus-4 [claude-code] \t")
+def test_the_assisted_by_grammar_reads_as_the_walk(value: str) -> None:
+    assert trailers_gate.assisted_by_ok(value) == _assisted_by_walk(value)

@@ -243,8 +243,6 @@ CO_AUTHORED_BY = "Co-authored-by"
 PLACEHOLDER = "AGENT:MODEL [TOOL]"
 
 _NOREPLY = "@users.noreply.github.com"
-_ID_FIRST = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
-_ID_REST = _ID_FIRST | frozenset("_.-")
 
 
 # -- cutover ---------------------------------------------------------------------------------
@@ -367,35 +365,19 @@ def assisted_by_parts(value: str) -> tuple[str, ...]:
     return tuple(p for p in parts if p)
 
 
+# ``ID:MODEL [TOOL]…``. ``\s`` is str.isspace()'s whitespace (both are CPython's
+# Py_UNICODE_ISSPACE); every repeat is possessive, so a value is read once, whatever its shape.
+_TOOL = r"\[\s*+[^\[\]\s][^\[\]]*+\]"
+_ASSISTED_BY = re.compile(
+    rf"[A-Za-z0-9][A-Za-z0-9_.\-]*+:[^\s\[\]]++\s++{_TOOL}(?:\s*+{_TOOL})*+\s*+"
+)
+
+
 def assisted_by_ok(value: str) -> bool:
     """``ID:MODEL [TOOL]…``: ID ``[A-Za-z0-9][A-Za-z0-9_.-]*``, a model without spaces or
     brackets, whitespace, then one or more ``[TOOL]`` (a tool holds a non-space and no
     brackets) separated by optional whitespace, nothing else."""
-    ident, sep, rest = value.partition(":")
-    if not sep or not ident or ident[0] not in _ID_FIRST or not set(ident) <= _ID_REST:
-        return False
-    i, n = 0, len(rest)
-    while i < n and not rest[i].isspace() and rest[i] not in "[]":
-        i += 1
-    if i == 0 or i == n or not rest[i].isspace():
-        return False
-    tools = 0
-    while i < n:
-        while i < n and rest[i].isspace():
-            i += 1
-        if i == n:
-            break
-        if rest[i] != "[":
-            return False
-        close = rest.find("]", i + 1)
-        if close < 0:
-            return False
-        inner = rest[i + 1 : close]
-        if "[" in inner or inner.isspace() or not inner:
-            return False
-        tools += 1
-        i = close + 1
-    return tools > 0
+    return _ASSISTED_BY.fullmatch(value) is not None
 
 
 def judge(
