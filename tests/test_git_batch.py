@@ -11,16 +11,17 @@ from tests.conftest import Repo
 from tools.git import Git
 
 
-def test_blobs_come_back_in_request_order_with_missing_ones_marked(repo: Repo) -> None:
+@pytest.mark.parametrize("rounds", [1, 4])  # 5 objects: the persistent batch; 20: a process
+def test_blobs_come_back_in_request_order_with_missing_ones_marked(repo: Repo, rounds: int) -> None:
     big = os.urandom(300_000)  # larger than a pipe buffer: the feeder must not block
     repo.commit("Add\n\nBody.\n", {"a.txt": "alpha\n", "b.bin": big, "c.txt": b"\r\n\xff\n"})
     git = Git(repo.path)
     shas = {e.path: e.sha for e in git.tree("HEAD")}
     missing = "0" * 40
-    wanted = [shas["c.txt"], missing, shas["b.bin"], shas["a.txt"], shas["a.txt"]]
+    wanted = [shas["c.txt"], missing, shas["b.bin"], shas["a.txt"], shas["a.txt"]] * rounds
     got = list(git.blobs(wanted))
     assert [sha for sha, _ in got] == wanted
-    assert [data for _, data in got] == [b"\r\n\xff\n", None, big, b"alpha\n", b"alpha\n"]
+    assert [data for _, data in got] == [b"\r\n\xff\n", None, big, b"alpha\n", b"alpha\n"] * rounds
     assert list(git.blobs([])) == []
 
 

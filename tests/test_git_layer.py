@@ -348,3 +348,26 @@ def test_unrelated_histories_have_no_merge_base_and_no_range(repo: Repo) -> None
     repo.git("checkout", "-q", "--orphan", "other")
     repo.commit("Other root\n\nBody.\n", {"b.txt": "b\n"})
     assert _range(repo, "main", "other") == (None, [])
+
+
+def test_the_index_view_agrees_with_git_ls_files_in_a_conflict(repo: Repo) -> None:
+    repo.commit("Root\n\nBody.\n", {"a.txt": "a\n", "b.txt": "b\n", "link": "x"})
+    repo.branch("side")
+    repo.commit("Side\n\nBody.\n", {"a.txt": "side\n"})
+    repo.checkout("main")
+    repo.commit("Main\n\nBody.\n", {"a.txt": "main\n", "c.txt": "c\n"})
+    repo.git("merge", "-q", "side", check=False)  # a.txt conflicts: stages 1, 2 and 3
+    listing = [line.split(maxsplit=3) for line in repo.git("ls-files", "-s").splitlines()]
+    assert {stage for _, _, stage, _ in listing} == {"0", "1", "2", "3"}
+    git = Git(repo.path)
+    assert git.unmerged_paths() == ["a.txt"]
+    first: dict[str, str] = {}
+    for mode, _, _, path in listing:
+        first.setdefault(path, mode)
+    assert git.tracked_modes() == first and list(git.tracked_modes()) == list(first)
+    stage0 = {path: mode for mode, _, stage, path in listing if stage == "0"}
+    assert git.tracked_modes(unmerged=False) == stage0
+    assert [(e.mode, e.sha, e.path) for e in git.index_entries()] == [
+        (mode, sha, path) for mode, sha, stage, path in listing if stage == "0"
+    ]
+    assert git.index_modes(["a.txt", "c.txt", "gone.txt"]) == {"c.txt": "100644"}

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -53,8 +53,7 @@ class Cleaned(NamedTuple):
         return self.origin[line - 1]
 
 
-@dataclass
-class Subject:
+class Subject(NamedTuple):
     """One message to judge: a commit's, or the message file's (cleaned, lines mapped back)."""
 
     text: str

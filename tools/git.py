@@ -64,13 +64,14 @@ class Change(NamedTuple):
         return self.status == "R" and self.score == 100
 
 
-@dataclass
-class Commit:
+class Commit(NamedTuple):
+    """One commit as ``git log`` read it (a history of 5,000 makes 5,000)."""
+
     sha: str
     parents: list[str]
     message: bytes
-    committer_time: int = 0
-    changes: list[Change] = field(default_factory=list)
+    committer_time: int
+    changes: list[Change]
 
     @property
     def is_merge(self) -> bool:
@@ -207,6 +208,43 @@ def parse_name_status(raw: bytes) -> list[Change]:
     return changes
 
 
+_IndexEntry = tuple[bytes, bytes, bytes, str]  # mode, object id, stage, path
+# Up to this many objects, Git.blobs asks the persistent cat-file (no process of their own).
+_FEW_OBJECTS = 16
+
+
+class _IndexView:
+    """The index as ``git ls-files -s -z`` lists it: path -> (mode, object id) of its
+    stage-0 entries in index order, built in one pass, and its unmerged entries."""
+
+    def __init__(self, raw: bytes):
+        self._raw = raw
+        self.stage0: dict[str, tuple[bytes, bytes]] = {}
+        self.unmerged: list[_IndexEntry] = []
+        stage0 = self.stage0
+        for rec in raw.split(b"\0"):  # the loop of _records, inline: 20,000 entries or more
+            if rec:
+                meta, _, name = rec.partition(b"\t")
+                mode, sha, stage = meta.split(b" ")
+                if stage == b"0":
+                    stage0[name.decode(_ENC, _ERRORS)] = (mode, sha)
+                else:
+                    self.unmerged.append((mode, sha, stage, name.decode(_ENC, _ERRORS)))
+
+    def _records(self) -> Iterator[_IndexEntry]:
+        for rec in self._raw.split(b"\0"):
+            if rec:
+                meta, _, name = rec.partition(b"\t")
+                mode, sha, stage = meta.split(b" ")
+                yield mode, sha, stage, name.decode(_ENC, _ERRORS)
+
+    def entries(self) -> list[_IndexEntry]:
+        """Every entry in index order (read again from the listing only in a conflict)."""
+        if self.unmerged:
+            return list(self._records())
+        return [(mode, sha, b"0", path) for path, (mode, sha) in self.stage0.items()]
+
+
 class Git:
     """A repository, opened once per invocation."""
 
@@ -223,7 +261,7 @@ class Git:
             )
         self._resolved: dict[str, str | None] = {}
         self._empty_tree: str | None = None
-        self._index_listing: list[tuple[bytes, bytes, bytes, str]] | None = None
+        self._index_view: _IndexView | None = None
         self._batch = _CatFile(self.root, check=False)
         self._batch_check = _CatFile(self.root, check=True)
 
@@ -453,9 +491,16 @@ class Git:
         """The contents of many objects, in request order, from one ``git cat-file --batch
         --buffer`` process (never a process per object): (sha, bytes), or (sha, None) for an
         object that is missing. A thread feeds the requests while this one reads, so neither
-        side can block the other on a full pipe."""
+        side can block the other on a full pipe. A few objects are asked of the invocation's
+        persistent ``cat-file --batch`` instead: a round trip each costs less than a
+        process."""
         wanted = list(shas)
         if not wanted:
+            return
+        if len(wanted) <= _FEW_OBJECTS:
+            for sha in wanted:
+                found = self._batch.ask(sha)
+                yield sha, found[3] if found is not None else None
             return
         proc = git_popen(self.root, "cat-file", "--batch", "--buffer", repository=True)
         stdin, stdout = _pipes(proc)
@@ -485,11 +530,18 @@ class Git:
     def tracked_modes(self, *, unmerged: bool = True) -> dict[str, str]:
         """Every path the index tracks, once, with its mode as git prints it: unmerged paths
         with the mode of their first stage, or left out with ``unmerged=False``."""
+        view = self._index()
+        if not unmerged or not view.unmerged:
+            return {path: mode.decode() for path, (mode, _) in view.stage0.items()}
         modes: dict[str, str] = {}
-        for mode, _, stage, path in self._index():
-            if path not in modes and (unmerged or stage == b"0"):
-                modes[path] = mode.decode()
+        for mode, _, _, path in view.entries():
+            modes.setdefault(path, mode.decode())
         return modes
+
+    def index_modes(self, paths: Iterable[str]) -> dict[str, str]:
+        """The modes of those of ``paths`` the index holds at stage 0 (as git prints them)."""
+        stage0 = self._index().stage0
+        return {p: stage0[p][0].decode() for p in paths if p in stage0}
 
     def grep_files(
         self,
@@ -546,7 +598,7 @@ class Git:
         ``rev``'s tree, or of the index's stage-0 entries when ``rev`` is None: the lean
         listing a whole-tree count needs (no object per entry)."""
         if rev is None:
-            return {path: (mode, sha) for mode, sha, stage, path in self._index() if stage == b"0"}
+            return dict(self._index().stage0)
         out: dict[str, tuple[bytes, bytes]] = {}
         raw = self.out("ls-tree", "-r", "-z", "--full-tree", rev)
         for rec in raw.split(b"\0"):
@@ -557,36 +609,25 @@ class Git:
                     out[decode(name)] = (mode, sha)
         return out
 
-    def _index(self) -> list[tuple[bytes, bytes, bytes, str]]:
-        """(mode, object id, stage, path) of every index entry, read once per invocation:
-        every gate that asks for the index shares one ``git ls-files -s`` (nothing tools
-        runs in the user's repository writes the index while a command judges it)."""
-        if self._index_listing is None:
-            listing = []
-            for rec in self.out("ls-files", "-s", "-z").split(b"\0"):
-                if rec:
-                    meta, _, path = rec.partition(b"\t")
-                    mode, sha, stage = meta.split(b" ")
-                    listing.append((mode, sha, stage, path.decode(_ENC, _ERRORS)))
-            self._index_listing = listing
-        return self._index_listing
+    def _index(self) -> _IndexView:
+        """Every index entry, read once per invocation: every gate that asks for the index
+        shares one ``git ls-files -s`` (nothing tools runs in the user's repository writes
+        the index while a command judges it)."""
+        if self._index_view is None:
+            self._index_view = _IndexView(self.out("ls-files", "-s", "-z"))
+        return self._index_view
 
     def index_entries(self) -> list[TreeEntry]:
         """Every stage-0 entry of the index (what ``--staged`` judges)."""
         return [
             TreeEntry(mode.decode(), sha.decode(), path)
-            for mode, sha, stage, path in self._index()
-            if stage == b"0"
+            for path, (mode, sha) in self._index().stage0.items()
         ]
 
     def unmerged_paths(self) -> list[str]:
         """Paths with unmerged index entries (a merge, rebase or cherry-pick stopped on
         conflicts), each once, in index order."""
-        seen: dict[str, None] = {}
-        for _, _, stage, path in self._index():
-            if stage != b"0":
-                seen.setdefault(path, None)
-        return list(seen)
+        return list(dict.fromkeys(path for _, _, _, path in self._index().unmerged))
 
     def untracked_files(self) -> list[str]:
         """Untracked files git does not ignore: what ``git add -A`` would add."""

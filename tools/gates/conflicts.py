@@ -94,8 +94,8 @@ def run(ctx: Context) -> GateResult:
         )
     conflicted = set(unmerged)
     if ctx.opts.staged:
-        modes = git.tracked_modes(unmerged=False)
         paths = [c.path for c in ctx.staged_changes if c.status not in "DU"]
+        modes = git.index_modes(paths)
         what = "staged blobs that differ from HEAD"
     else:
         entries = git.index_entries()
