@@ -211,6 +211,17 @@ def test_the_defaults_alone_are_kept_too(repo: Repo) -> None:
     assert json.loads(shown.stdout) == config_mod.defaults()
 
 
+def test_a_range_from_a_base_without_config_reads_no_yaml_once_kept(repo: Repo) -> None:
+    repo.commit("Start\n\nBody.\n", {"README.md": "x\n"})
+    repo.branch("topic")
+    repo.commit("Adopt\n\nBody.\n", {".agents/protocol.yaml": "base: main\n"})
+    # The protocol pseudo-gate reads the base's config (none: the defaults) and the head's.
+    code, loaded = _fresh(repo, "style", "check")
+    assert code == 0 and "yaml" in loaded
+    assert _fresh(repo, "style", "check") == (0, set())
+    assert (repo.path / ".git/tools/config-defaults").is_file()
+
+
 def test_validation_cache_never_hides_a_change(repo: Repo) -> None:
     repo.write(".agents/protocol.yaml", "now:\n  max_lines: 5\n")
     assert repo.tools("config", "validate").exit_code == 0

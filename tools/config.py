@@ -225,6 +225,10 @@ def load_merged(
     file, the schema, the defaults or the tool's version reads and validates again.
     ``remember=False``: the cache is read, never written (a config of another revision must
     not take the place of the working config's)."""
+    if raw is None and cache is not None:
+        # The defaults alone are every config-less revision's: kept in a file of their own,
+        # whichever revision read them, so a range whose base has no config reads no YAML.
+        cache, remember = cache.with_name(_DEFAULTS_CACHE), True
     fingerprint = _fingerprint(raw)
     known = _remembered(cache, fingerprint)
     if known is not None:
@@ -233,6 +237,9 @@ def load_merged(
     if remember:
         _remember(cache, fingerprint, merged)
     return merged
+
+
+_DEFAULTS_CACHE = "config-defaults"
 
 
 def refuse_outside_link(path: Path, repo_root: Path, display: str) -> None:
