@@ -24,6 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from measure import (  # noqa: E402
     baseline_tools,
     cpu_model,
+    installed_python,
     interleaved,
     peak_rss_kib,
     target_row,
@@ -91,9 +92,22 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=5)
     # A checkout of the code before a change, run beside this one on the same repository.
     ap.add_argument("--baseline", type=Path, default=None)
+    # Run the package as installed by pip in a venv of its own (and the baseline with that
+    # venv's python), not from the environment this script runs in.
+    ap.add_argument("--installed", action="store_true")
     args = ap.parse_args()
-    tools = [sys.executable, "-m", "tools"]
-    before = baseline_tools(args.baseline)
+    with tempfile.TemporaryDirectory() as venv_dir:
+        python = installed_python(Path(venv_dir)) if args.installed else sys.executable
+        _run(args, [python, "-m", "tools"], baseline_tools(args.baseline, python))
+
+
+def _how(args: argparse.Namespace) -> str:
+    if args.installed:
+        return "installed by pip in a venv of its own (the baseline with its python)"
+    return f"{sys.executable} -m tools"
+
+
+def _run(args: argparse.Namespace, tools: list[str], before: list[str]) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         repo = Path(tmp) / "synth"
         t0 = time.perf_counter()
@@ -139,6 +153,7 @@ def main() -> None:
     print(f"date: {time.strftime('%Y-%m-%d')}")
     print(f"machine: {cpu_model()}, {os.cpu_count()} cores, Python {platform.python_version()}")
     print(f"synthetic repo: {args.files} files, {args.commits} commits (built in {build:.1f} s)")
+    print(f"tools run as: {_how(args)}")
     print(f"median of {args.runs} interleaved runs, wall ms (fastest-slowest), exit codes")
     for name, (wall, _cpu, codes, lo, hi) in {
         **rows,

@@ -25,6 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from measure import (  # noqa: E402
     baseline_tools,
+    installed_python,
     interleaved,
     log_with_paths,
     print_machine,
@@ -77,9 +78,16 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=5)
     # A checkout of the code before a change, run beside this one on the same repository.
     ap.add_argument("--baseline", type=Path, default=None)
+    # Run the package as installed by pip in a venv of its own (and the baseline with that
+    # venv's python), not from the environment this script runs in.
+    ap.add_argument("--installed", action="store_true")
     args = ap.parse_args()
-    tools = [sys.executable, "-m", "tools"]
-    before = baseline_tools(args.baseline)
+    with tempfile.TemporaryDirectory() as venv_dir:
+        python = installed_python(Path(venv_dir)) if args.installed else sys.executable
+        _run(args, [python, "-m", "tools"], baseline_tools(args.baseline, python))
+
+
+def _run(args: argparse.Namespace, tools: list[str], before: list[str]) -> None:
     bad: dict[str, set[int]] = {"trailers": set(), "style": set()}
     with tempfile.TemporaryDirectory() as tmp:
         repo = Path(tmp) / "synth"
@@ -148,6 +156,8 @@ def main() -> None:
             f"x{wall / msgs_wall:5.1f} | x{wall / paths_wall:5.2f}  {codes}"
         )
     print("  (wall / log: against the messages-only git log | the messages + paths git log)")
+    how = "installed by pip in a venv of its own" if args.installed else f"{sys.executable} -m"
+    print(f"  tools run as: {how} (the baseline with the same python)")
     ref = f"git log --format=%H%x00%P%x00%B {msgs_wall * 1000:.0f} ms"
     for gate in ("trailers", "style"):
         wall = rows[f"tools {gate} check"][0]

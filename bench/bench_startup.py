@@ -16,17 +16,14 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from measure import ROOT, interleaved, print_machine, target_row  # noqa: E402
+from measure import installed_python, interleaved, print_machine, target_row  # noqa: E402
 from synth import fast_import  # noqa: E402
 
-_NOT_COPIED = (".git", ".venv", "build", "*.egg-info", "__pycache__", ".*_cache", ".hypothesis")
 NOW_MD = (
     "# NOW\n<!-- now-updated: 2026-01-01 -->\n## Live claims\n## Current gate\n## Next actions\n"
 )
@@ -37,20 +34,12 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=15)
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        venv = Path(tmp) / "venv"
-        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-        # A copy of the checkout is installed: the build writes its build/ folder beside the
-        # sources, which must stay out of the checkout.
-        src = Path(tmp) / "src"
-        shutil.copytree(ROOT, src, ignore=shutil.ignore_patterns(*_NOT_COPIED))
-        subprocess.run(
-            [str(venv / "bin/pip"), "install", "-q", str(src)], check=True, capture_output=True
-        )
+        python = installed_python(Path(tmp))
         repo = Path(tmp) / "tiny"
         fast_import(repo, iter([("Start\n\nBody.\n", {"README.md": b"x\n"})]))
         (repo / ".agents").mkdir()
         (repo / ".agents/NOW.md").write_text(NOW_MD)
-        python, tools = str(venv / "bin/python"), str(venv / "bin/tools")
+        tools = str(Path(python).with_name("tools"))
         cmds = {
             "python -c pass": [python, "-c", "pass"],
             'python -c "import typer"': [python, "-c", "import typer"],

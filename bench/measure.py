@@ -6,6 +6,7 @@ from __future__ import annotations
 import compileall
 import platform
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -74,14 +75,33 @@ def wall_times(
     return walls, codes
 
 
-def baseline_tools(code: Path | None) -> list[str]:
+def baseline_tools(code: Path | None, python: str = sys.executable) -> list[str]:
     """The command that runs the ``tools`` of a baseline checkout ``code`` (the code before a
-    change; ``git archive REV | tar -x``), or [] when there is none. ``-P``: the code comes from
-    PYTHONPATH, never from the folder judged."""
+    change; ``git archive REV | tar -x``) with ``python``, or [] when there is none. ``-P``:
+    the code comes from PYTHONPATH, never from the folder judged (nor from a ``tools`` that
+    ``python``'s own site-packages hold)."""
     if code is None:
         return []
     compile_bytecode(code)
-    return ["env", f"PYTHONPATH={code.resolve()}", sys.executable, "-P", "-m", "tools"]
+    return ["env", f"PYTHONPATH={code.resolve()}", python, "-P", "-m", "tools"]
+
+
+_NOT_COPIED = (".git", ".venv", "build", "*.egg-info", "__pycache__", ".*_cache", ".hypothesis")
+
+
+def installed_python(tmp: Path) -> str:
+    """The python of a venv of its own under ``tmp`` (no system site-packages) with a copy of
+    the checkout installed by ``pip install`` (bytecode compiled): the package as a user has
+    it, without what the development environment loads at every start. The copy keeps the
+    build's ``build/`` folder out of the checkout. pip needs the package index, or a local
+    mirror it is configured for."""
+    venv = tmp / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    src = tmp / "src"
+    shutil.copytree(ROOT, src, ignore=shutil.ignore_patterns(*_NOT_COPIED))
+    pip = [str(venv / "bin/pip"), "install", "-q", str(src)]
+    subprocess.run(pip, check=True, capture_output=True)
+    return str(venv / "bin/python")
 
 
 def median(values: list[float]) -> float:
