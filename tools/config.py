@@ -225,21 +225,30 @@ def load_merged(
     file, the schema, the defaults or the tool's version reads and validates again.
     ``remember=False``: the cache is read, never written (a config of another revision must
     not take the place of the working config's)."""
-    if raw is None and cache is not None:
-        # The defaults alone are every config-less revision's: kept in a file of their own,
-        # whichever revision read them, so a range whose base has no config reads no YAML.
-        cache, remember = cache.with_name(_DEFAULTS_CACHE), True
+    if raw is None:
+        return _kept_defaults(cache)
     fingerprint = _fingerprint(raw)
     known = _remembered(cache, fingerprint)
     if known is not None:
         return known
-    merged = defaults() if raw is None else merge(defaults(), load_bytes(raw, display=display))
+    merged = merge(_kept_defaults(cache), load_bytes(raw, display=display))
     if remember:
         _remember(cache, fingerprint, merged)
     return merged
 
 
-_DEFAULTS_CACHE = "config-defaults"
+def _kept_defaults(cache: Path | None) -> dict[str, Any]:
+    """The defaults alone: every config-less revision's, so kept in a file of their own beside
+    ``cache`` whichever revision read them (a range whose base has no config reads no YAML,
+    and a config read anew is merged over them without parsing the shipped file)."""
+    if cache is None:
+        return defaults()
+    kept, fingerprint = cache.with_name("config-defaults"), _fingerprint(None)
+    known = _remembered(kept, fingerprint)
+    if known is None:
+        known = defaults()
+        _remember(kept, fingerprint, known)
+    return known
 
 
 def refuse_outside_link(path: Path, repo_root: Path, display: str) -> None:
