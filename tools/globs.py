@@ -108,8 +108,8 @@ class _Simple:
 
     def match_all(self, paths: list[str]) -> list[bool]:
         """``self(p)`` for each path. Every test but a suffix, a whole path or a last name
-        depends on the folder alone, so it runs once per folder (a tree of 20,000 files has
-        a few hundred); the rest are C-level maps over the paths, no Python step per path."""
+        depends on the folder alone, so it runs once per folder (the benchmark's 20,000 files
+        lie in 44); the rest are C-level maps over the paths, no Python step per path."""
         parts = list(map(str.rpartition, paths, itertools.repeat("/")))
         folders = list(map(_FOLDER, parts))
         by_folder = {folder: self._folder(folder) for folder in set(folders)}

@@ -131,8 +131,8 @@ def main() -> None:
     invocation, which a pre-commit hook pays on every commit. The process ends directly
     instead, after flushing stdout and stderr, with the same exit code."""
     # The cycle collector runs every 700 allocations by default; a command builds tens of
-    # thousands of long-lived objects (an index listing, a parsed document), which it then
-    # walks again and again: about 23 ms of a 20,000-file preflight. Every 10,000 takes 10.
+    # thousands of long-lived objects (an index listing, a parsed document), which each run
+    # walks again: 23 ms of a 20,000-file preflight, and 13 ms when it runs every 10,000.
     gc.set_threshold(10_000, 10, 10)
     try:
         # From here on SIGINT is a KeyboardInterrupt, which this function ends. Not at the end

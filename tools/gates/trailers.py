@@ -392,8 +392,9 @@ def judge(
     lines = split_lines(text)
     # A message of the plain shape meets the marker and framing rules as it stands, and its
     # block is its last paragraph: the rest of the reading is for every other message.
-    plain = strict and cfg.marker and cfg.marker_placement == "paragraph"
-    block = plain_block(text, cfg.marker) if plain and cfg.marker else None
+    block = None
+    if strict and cfg.marker and cfg.marker_placement == "paragraph":
+        block = plain_block(text, cfg.marker)
     if block is None:
         block = _shape(text, lines, cfg, emit, strict=strict)
         if block is None:

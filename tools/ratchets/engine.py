@@ -474,6 +474,8 @@ def _scope(
 ) -> dict[str, list[Ratchet]]:
     """The ratchets whose globs select each path (in bulk), counted as their files. Paths
     selected by the same ratchets share one list, which nothing changes."""
+    if not ratchets:
+        return {}
     masks = [r.selected(paths) for r in ratchets]
     for r, mask in zip(ratchets, masks, strict=True):
         results[r.name].files += sum(mask)
