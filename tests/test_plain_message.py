@@ -8,6 +8,8 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from tools.commit_messages import is_own_paragraph, marker_lines
+from tools.config import defaults, merge
+from tools.config_model import protocol_config
 from tools.gates import trailers
 from tools.lines import split_lines
 from tools.plain_message import plain_block
@@ -181,3 +183,99 @@ def test_co_authors_only_are_left_to_the_full_reading() -> None:
 @pytest.mark.parametrize("marker", ["", " FOLLOWING", "A\nB"])
 def test_a_marker_that_is_no_line_is_left_to_the_full_reading(marker: str) -> None:
     assert plain_block(PLAIN, marker) is None
+
+
+# -- the memo of clean trailer paragraphs --------------------------------------------------
+
+_CFG = protocol_config(
+    merge(
+        defaults(),
+        {
+            "trailers": {
+                "marker": MARKER,
+                "marker_placement": "paragraph",
+                "required": {
+                    "Following-Agents-Protocol": ["true"],
+                    "AI-Assisted": ["true", "false"],
+                },
+                "assisted_by": True,
+                "ai_identities": ["claude", "bot"],
+            }
+        },
+    )
+).trailers
+# Last paragraphs: clean ones, and ones that each block rule finds something in.
+LASTS = [
+    "Following-Agents-Protocol: true\nAI-Assisted: true\nAssisted-by: claude:opus-4 [claude-code]",
+    "Following-Agents-Protocol: true\nAI-Assisted: false",
+    "Following-Agents-Protocol: true\nAI-Assisted: true",
+    "AI-Assisted: true\nAssisted-by: claude:opus-4 [claude-code]",
+    "Following-Agents-Protocol: true\nAI-Assisted: maybe",
+    "Following-Agents-Protocol: true\nAI-Assisted: false\nAssisted-by: a:b [c]",
+    "Following-Agents-Protocol: true\nAI-Assisted: true\nAssisted-by: no tool",
+    "Following-Agents-Protocol: true\nFollowing-Agents-Protocol: true\nAI-Assisted: false",
+    "Following-Agents-Protocol: true\nAI-Assisted: false\nSigned-off-by: Claude <c@example.com>",
+    "Following-Agents-Protocol: true\nAI-Assisted: false\nReviewed-by: A <a@example.com>",
+]
+# Bodies: plain ones, one with the unfilled template, ones with trailer-like lines that a
+# missing trailer's hint points at, and ones that leave the plain shape.
+BODIES = [
+    "Brings kernel 7 over.",
+    "Left AGENT:MODEL [TOOL] in.",
+    "AI-Assisted: true\nin the body",
+    "Following-Agents-Protocol: true",
+    "Two\n\nparagraphs",
+    "a\ttab",
+    "---",
+]
+history = st.lists(
+    st.one_of(
+        st.builds(
+            lambda title, body, last: f"{title}\n\n{body}\n\n{MARKER}\n\n{last}\n",
+            st.sampled_from(["Subject", "Port kernel 7 from upstream"]),
+            st.lists(st.sampled_from(BODIES), min_size=1, max_size=3).map("\n\n".join),
+            st.sampled_from(LASTS),
+        ),
+        near_plain,
+    ),
+    min_size=1,
+    max_size=12,
+)
+
+
+def _findings(text: str, *, filled: bool, clean: set[str] | None) -> list[tuple]:
+    found: list[tuple] = []
+    trailers.judge(text, _CFG, lambda *finding: found.append(finding), filled=filled, clean=clean)
+    return found
+
+
+def _message(body: str, last: str) -> str:
+    return f"Subject\n\n{body}\n\n{MARKER}\n\n{last}\n"
+
+
+@settings(max_examples=1500, deadline=None)
+@given(history, st.booleans())
+# A remembered paragraph below a divider (the shape must still be checked), below the
+# template (still found), and a paragraph with a finding, twice (never remembered).
+@example([_message("Body", LASTS[0]), _message("---", LASTS[0])], False)
+@example([_message("Body", LASTS[0]), _message("Left AGENT:MODEL [TOOL] in.", LASTS[0])], True)
+@example([_message("Body", LASTS[2]), _message("Body", LASTS[2])], False)
+def test_the_memo_of_clean_paragraphs_changes_no_finding(texts: list[str], filled: bool) -> None:
+    clean: set[str] = set()
+    with_memo = [_findings(t, filled=filled, clean=clean) for t in texts]
+    assert with_memo == [_findings(t, filled=filled, clean=None) for t in texts]
+
+
+def test_a_clean_paragraph_is_judged_once() -> None:
+    clean: set[str] = set()
+    assert _findings(PLAIN, filled=True, clean=clean) == []
+    assert clean == {PLAIN[:-1].rpartition("\n\n")[2]}
+    # The same paragraph below another body: no block finding, the template's still.
+    again = PLAIN.replace("With its tests.", "With AGENT:MODEL [TOOL].")
+    assert [f[0] for f in _findings(again, filled=True, clean=clean)] == [
+        trailers.PLACEHOLDER_RULE.id
+    ]
+    # A paragraph with a finding is never remembered.
+    bad = PLAIN.replace("AI-Assisted: true", "AI-Assisted: maybe")
+    assert _findings(bad, filled=False, clean=clean) != []
+    assert _findings(bad, filled=False, clean=clean) != [] and len(clean) == 1

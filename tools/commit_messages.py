@@ -111,7 +111,7 @@ def messages(ctx: Context, result: GateResult) -> list[Subject]:
     out: list[Subject] = []
     if not (opts.message_file is not None and opts.message_only):
         commits = range_commits(ctx, result)
-        out += [Subject(c.text, commit=c) for c in commits or ()]
+        out += [Subject(c.text, c) for c in commits or ()]
     if opts.message_file is not None:
         cleaned = as_git_will_store(decode(read_message_file(ctx)), ctx.git)
         out.append(
@@ -237,8 +237,8 @@ FIXUP_PREFIXES = ("fixup! ", "squash! ", "amend! ")
 
 def fixup_subject(text: str) -> str | None:
     """The subject of a ``fixup!`` / ``squash!`` / ``amend!`` message, else None."""
-    subject = text.lstrip(SPACE).split("\n", 1)[0]
-    return subject if subject.startswith(FIXUP_PREFIXES) else None
+    text = text.lstrip(SPACE)  # the message itself when nothing leads it: no copy
+    return text.split("\n", 1)[0] if text.startswith(FIXUP_PREFIXES) else None
 
 
 def fixup_left_out(subject: Subject, fixups: str) -> bool:

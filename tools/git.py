@@ -173,6 +173,21 @@ def parse_log(raw: bytes) -> list[Commit]:
     with a token beginning with ``\\x01`` that no status letter can begin with.
     """
     tokens = raw.split(b"\0")
+    # Without paths every commit is five tokens (sha, parents, time, message, and the empty
+    # one between commits), and a last empty one ends the output: read by slices, in C.
+    if len(tokens) % 5 == 1 and not any(tokens[4::5]):
+        shas = tokens[0:-1:5]
+        if all(sha.startswith(b"\x01") for sha in shas):
+            return list(
+                map(
+                    Commit,
+                    [sha[1:].decode("ascii") for sha in shas],
+                    [p.decode("ascii").split() for p in tokens[1::5]],
+                    tokens[3::5],
+                    [int(t or b"0") for t in tokens[2::5]],
+                    [[] for _ in shas],
+                )
+            )
     commits: list[Commit] = []
     i = 0
     n = len(tokens)

@@ -6,9 +6,11 @@ For such a message the marker rules hold (one marker line, its own paragraph, no
 and git's trailer block is exactly that last paragraph, so the trailers gate need not walk
 the message line by line to learn either. :func:`plain_block` says whether a message has
 that shape, with every condition a substring test or one regex match, and returns the block
-:func:`tools.trailer_block.find_block` would find; any other message (tabs, CRs, comment or
-divider lines, blank-looking lines, folded trailers, several blank lines in a row) is left to
-the full reading. A property test holds the two readings to the same block and marker lines.
+:func:`tools.trailer_block.find_block` would find (:func:`plain_parts` finds the shape up to
+the last paragraph, :func:`plain_trailers` reads that paragraph); any other message (tabs,
+CRs, comment or divider lines, blank-looking lines, folded trailers, several blank lines in a
+row) is left to the full reading. A property test holds the two readings to the same block
+and marker lines.
 """
 
 from __future__ import annotations
@@ -25,6 +27,13 @@ _TRAILER_LINES = re.compile(r"(?:[A-Za-z0-9-]++: [^ \n][^\n]*+\n)*+[A-Za-z0-9-]+
 def plain_block(text: str, marker: str) -> Block | None:
     """The trailer block of ``text`` when it has the plain shape with ``marker`` as its
     marker paragraph, else None (then the message needs the full reading)."""
+    parts = plain_parts(text, marker)
+    return None if parts is None else plain_trailers(*parts)
+
+
+def plain_parts(text: str, marker: str) -> tuple[str, int] | None:
+    """The last paragraph of ``text`` and its first line, when ``text`` has the plain shape
+    up to that paragraph (its trailers are :func:`plain_trailers`'s to check), else None."""
     if not marker or "\n" in marker or marker.strip(SPACE) != marker:
         return None
     if not text.endswith("\n") or text.startswith(("\n", "#")):
@@ -51,9 +60,16 @@ def plain_block(text: str, marker: str) -> Block | None:
         return None
     above, sep, marker_paragraph = head.rpartition("\n\n")
     # A paragraph above the marker paragraph: the title, so the trailers are not the title.
-    if not sep or marker_paragraph != marker or _TRAILER_LINES.fullmatch(last) is None:
+    if not sep or marker_paragraph != marker:
         return None
-    start = body.count("\n", 0, len(head)) + 3  # the blank line, then the trailers' first
+    return last, body.count("\n", 0, len(head)) + 3  # the blank line, then the trailers
+
+
+def plain_trailers(last: str, start: int) -> Block | None:
+    """The trailer block that the last paragraph ``last`` (first line ``start``) of a message
+    of the plain shape is, when it is ``Key: value`` lines only, else None."""
+    if _TRAILER_LINES.fullmatch(last) is None:
+        return None
     found = []
     number = start
     for line in last.split("\n"):

@@ -27,7 +27,7 @@ from tools.errors import UsageError
 from tools.gates.commit_range import RANGE_EMPTY
 from tools.git import Commit
 from tools.lines import split_lines
-from tools.plain_message import plain_block
+from tools.plain_message import plain_parts, plain_trailers
 from tools.report import GateResult, Rule, declare
 from tools.trailer_block import SPACE, Block, Trailer, find_block, is_blank
 
@@ -387,26 +387,69 @@ def judge(
     *,
     strict: bool = True,
     filled: bool = False,
+    clean: set[str] | None = None,
 ) -> None:
-    """File every trailer-contract finding of one message through ``emit``."""
-    lines = split_lines(text)
+    """File every trailer-contract finding of one message through ``emit``.
+
+    ``clean``: the last paragraphs of plain-shaped messages already judged with ``cfg`` and
+    found clean; a message of the plain shape whose last paragraph is one of them has no
+    findings but the template's, and a new clean one is added. What the block rules find
+    depends only on the block's keys and values (its place gives the findings' lines), and
+    the block of a plain message is its last paragraph, so the same paragraph is judged once."""
     # A message of the plain shape meets the marker and framing rules as it stands, and its
     # block is its last paragraph: the rest of the reading is for every other message.
     block = None
+    last = None
     if strict and cfg.marker and cfg.marker_placement == "paragraph":
-        block = plain_block(text, cfg.marker)
+        parts = plain_parts(text, cfg.marker)
+        if parts is not None:
+            last = parts[0]
+            if clean is not None and last in clean:
+                if filled:
+                    _placeholders(text, emit)
+                return
+            block = plain_trailers(*parts)
     if block is None:
-        block = _shape(text, lines, cfg, emit, strict=strict)
+        last = None
+        block = _shape(text, split_lines(text), cfg, emit, strict=strict)
         if block is None:
             return
-    _required(lines, block, cfg, emit)
+    if last is not None and clean is not None:
+        emit, found = _counted(emit)
+        _block_rules(text, block, cfg, emit)
+        if not found:
+            clean.add(last)
+    else:
+        _block_rules(text, block, cfg, emit)
+    if filled:
+        _placeholders(text, emit)
+
+
+def _block_rules(text: str, block: Block, cfg: TrailersConfig, emit: Emit) -> None:
+    """The findings of the trailer block: required trailers, Assisted-by, authorship."""
+    _required(text, block, cfg, emit)
     if cfg.assisted_by:
         _assisted_by(block, cfg.assisted_by_format, emit)
     _authorship(block, cfg, emit)
-    if filled:
-        for n, line in enumerate(lines, start=1):
-            if PLACEHOLDER in line:
-                emit(PLACEHOLDER_RULE.id, f"the template {PLACEHOLDER!r} was not filled in", n)
+
+
+def _counted(emit: Emit) -> tuple[Emit, list[str]]:
+    """``emit``, and the list of the rule ids filed through it."""
+    found: list[str] = []
+
+    def counted(rule: str, message: str, line: int | None = None) -> None:
+        found.append(rule)
+        emit(rule, message, line)
+
+    return counted, found
+
+
+def _placeholders(text: str, emit: Emit) -> None:
+    if PLACEHOLDER not in text:
+        return
+    for n, line in enumerate(split_lines(text), start=1):
+        if PLACEHOLDER in line:
+            emit(PLACEHOLDER_RULE.id, f"the template {PLACEHOLDER!r} was not filled in", n)
 
 
 def _shape(
@@ -502,13 +545,13 @@ def _block_without(lines: list[str], drop: int) -> Block:
     return Block(moved, back(block.start), back(block.end), block.squash)
 
 
-def _required(lines: list[str], block: Block, cfg: TrailersConfig, emit: Emit) -> None:
+def _required(text: str, block: Block, cfg: TrailersConfig, emit: Emit) -> None:
     for key, allowed in cfg.required.items():
         found = block.get(key)
         if not found:
             emit(
                 TRAILER_MISSING.id,
-                f"no `{key}:` trailer{_stray_hint(lines, block, key)}",
+                f"no `{key}:` trailer{_stray_hint(split_lines(text), block, key)}",
                 block.start,
             )
             continue
@@ -650,8 +693,11 @@ def run(ctx: Context) -> GateResult:
     debt = exceptions(ctx, subjects)
     filled = ctx.opts.filled
     skipped = lenient = judged = fixups = 0
+    clean: set[str] = set()
+    skip_merges = cfg.merges == "skip"
     for subject in subjects:
-        if subject.is_merge and cfg.merges == "skip":
+        merge = subject.is_merge
+        if merge and skip_merges:
             skipped += 1
             continue
         if fixup_left_out(subject, cfg.fixups):
@@ -665,9 +711,9 @@ def run(ctx: Context) -> GateResult:
         strict = strict_set is None or subject.sha is None or subject.sha in strict_set
         lenient += not strict
         emit = emitter(result, subject, debt)
-        if subject.is_merge:
+        if merge:
             emit = _merge_hint(emit)
-        judge(subject.text, cfg, emit, strict=strict, filled=filled)
+        judge(subject.text, cfg, emit, strict=strict, filled=filled, clean=clean)
     if fixups:
         result.stats["fixups"] = fixups
     if skipped:
