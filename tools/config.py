@@ -15,13 +15,13 @@ import json
 import re
 from collections.abc import Iterator
 from functools import cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from tools.config_model import ProtocolConfig, protocol_config
 from tools.errors import UsageError, key_path
 from tools.fsio import write_cache
+from tools.package_data import data_text
 from tools.repo_paths import is_repo_relative
 
 # Kept importable from here for the modules that check paths through this one.
@@ -52,10 +52,6 @@ _REQUIRED_GROUPS = {
 }
 
 
-def _data(name: str) -> str:
-    return resources.files("tools").joinpath("data", name).read_text(encoding="utf-8")
-
-
 def schema() -> dict[str, Any]:
     from tools.schema import load_schema  # jsonschema loads only when a schema is needed
 
@@ -66,7 +62,7 @@ def schema() -> dict[str, Any]:
 def _defaults() -> dict[str, Any]:
     from tools.yaml_files import load_yaml  # PyYAML loads only when YAML is read
 
-    data: dict[str, Any] = load_yaml(_data("defaults.yaml"))
+    data: dict[str, Any] = load_yaml(data_text("defaults.yaml"))
     return data
 
 
@@ -136,8 +132,8 @@ def _fingerprint(raw: bytes | None) -> str:
     from tools import __version__
 
     digest = hashlib.sha256(__version__.encode())
-    digest.update(_data("protocol.schema.json").encode())
-    digest.update(b"\0" + _data("defaults.yaml").encode())
+    digest.update(data_text("protocol.schema.json").encode())
+    digest.update(b"\0" + data_text("defaults.yaml").encode())
     digest.update(b"\0absent" if raw is None else b"\0file\0" + raw)
     return digest.hexdigest()
 

@@ -11,20 +11,19 @@ import json
 import re
 from collections.abc import Mapping
 from functools import cache
-from importlib import resources
 from typing import Any
 
 import jsonschema
 
 from tools.errors import UsageError, key_path
+from tools.package_data import data_text
 from tools.repo_paths import is_repo_relative
 
 
 @cache
 def load_schema(name: str) -> dict[str, Any]:
     """The JSON Schema ``tools/data/<name>``, read once."""
-    text = resources.files("tools").joinpath("data", name).read_text(encoding="utf-8")
-    schema: dict[str, Any] = json.loads(text)
+    schema: dict[str, Any] = json.loads(data_text(name))
     return schema
 
 

@@ -6,7 +6,6 @@ import datetime
 import json
 import os
 from collections.abc import Callable
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -16,6 +15,7 @@ from tools.cli.common import F, ResultType, command, emit, new_app, show
 from tools.errors import UsageError
 from tools.fsio import write_atomic
 from tools.options import Options
+from tools.package_data import data_text
 
 if TYPE_CHECKING:
     from tools.config_model import ProtocolConfig
@@ -25,10 +25,6 @@ if TYPE_CHECKING:
 # stays fast (for speed, not to hide an import circle).
 
 INDEX_DRIVER = "agent-index"
-
-
-def _data(*parts: str) -> str:
-    return resources.files("tools").joinpath("data", *parts).read_text(encoding="utf-8")
 
 
 def _write_if_absent(path: Path, text: str, *, force: bool, mode: int | None = None) -> str:
@@ -44,7 +40,7 @@ def _write_if_absent(path: Path, text: str, *, force: bool, mode: int | None = N
 
 def starter_config(git: Git) -> str:
     """The starter config, its base the repository's detected default branch."""
-    text = _data("protocol.starter.yaml")
+    text = data_text("protocol.starter.yaml")
     base = git.default_branch()
     if base is None:
         return text
