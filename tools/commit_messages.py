@@ -105,6 +105,14 @@ def open_gate(ctx: Context, gate: str, enabled: bool) -> tuple[GateResult, list[
     return result, messages(ctx, result)
 
 
+def prefetch(ctx: Context, enabled: bool) -> None:
+    """A commit gate's :func:`~tools.gates.prefetch`: the range, unless the gate is off or
+    judges the message file alone."""
+    opts = ctx.opts
+    if enabled and not (opts.message_file is not None and opts.message_only):
+        ctx.prefetch_range()
+
+
 def messages(ctx: Context, result: GateResult) -> list[Subject]:
     """The messages this invocation judges; records range facts (skip, empty) on ``result``."""
     opts = ctx.opts

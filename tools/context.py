@@ -13,6 +13,7 @@ from typing import Any
 
 from tools import config as config_mod
 from tools import severities
+from tools.background import Background
 from tools.config_model import ProtocolConfig, protocol_config
 from tools.errors import UsageError
 from tools.git import Change, Commit, Git
@@ -44,6 +45,9 @@ class Context:
 
     def __init__(self, opts: Options):
         self.opts = opts
+        self._pending_range: Background[RangeSelection] | None = None
+        # What a gate's prefetch (tools.gates.prefetch) started, by gate, for its run to take.
+        self.prefetched: dict[str, object] = {}
         self.git = Git(opts.repo, bare_ok=opts.bare_ok)
         self.root: Path = self.git.root
         if opts.commit and (opts.staged or opts.base or opts.head):
@@ -140,9 +144,20 @@ class Context:
         return self._merged(raw, display), None if raw is None else display
 
     # -- range --------------------------------------------------------------------------------
+    def prefetch_range(self) -> None:
+        """Start reading the range on a thread, for a run whose gates will ask for it:
+        ``git log`` then works while the gates before the first range gate judge.
+        :attr:`range` waits for it, and raises what reading it raised."""
+        if "range" not in self.__dict__ and self._pending_range is None:
+            self._pending_range = Background(self._read_range)
+
     @cached_property
     def range(self) -> RangeSelection:
         """The commits judged, read in one ``git log`` pass, oldest first."""
+        pending, self._pending_range = self._pending_range, None
+        return pending.result() if pending is not None else self._read_range()
+
+    def _read_range(self) -> RangeSelection:
         opts, git = self.opts, self.git
         if opts.commit:
             sha = git.resolve(opts.commit)

@@ -19,6 +19,7 @@ gitpython or lets it start a process.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import os
 import re
@@ -31,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, NamedTuple
 
+from tools.background import Background
 from tools.errors import UsageError
 
 _ENC = "utf-8"
@@ -386,30 +388,19 @@ class Git:
         every commit both sides reach is reachable from it, so ``base..head`` is exactly
         ``merge_base..head``; with several (a criss-cross merge) the range is read again from
         the first, the one ``git merge-base`` prints."""
-        found: list[bytes] = []
-        failed: list[BaseException] = []
-
-        def merge_bases() -> None:
-            try:
-                status, out = self.run("merge-base", "--all", base, head, ok=(0, 1, 128))
-                found.extend(out.split() if status == 0 else [])
-            except BaseException as exc:  # noqa: BLE001 - re-raised on the caller's thread
-                failed.append(exc)
-
-        worker = threading.Thread(target=merge_bases, daemon=True)
-        worker.start()
-        try:
-            commits = self.log([f"{base}..{head}"], paths=paths)
-        finally:
-            worker.join()
-        if failed:
-            raise failed[0]
+        bases = Background(functools.partial(self._merge_bases, base, head))
+        commits = self.log([f"{base}..{head}"], paths=paths)
+        found = bases.result()
         if not found:
             return None, []
         merge_base = found[0].decode("ascii")
         if len(found) > 1:
             commits = self.log([f"{merge_base}..{head}"], paths=paths)
         return merge_base, commits
+
+    def _merge_bases(self, a: str, b: str) -> list[bytes]:
+        status, out = self.run("merge-base", "--all", a, b, ok=(0, 1, 128))
+        return out.split() if status == 0 else []
 
     def diff_tree(self, old: str, new: str) -> list[Change]:
         return parse_name_status(

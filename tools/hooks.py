@@ -200,7 +200,7 @@ def judge(opts: Options, names: tuple[str, ...]) -> Report:
     from tools.context import Context
 
     ctx = Context(opts)
-    return gates.judged(ctx, [gates.run(name, ctx) for name in configured(names, ctx.config)])
+    return gates.judged(ctx, gates.run_all(configured(names, ctx.config), ctx))
 
 
 def push_options(git: Git, base: Options, ref: PushedRef) -> Options | None:

@@ -34,7 +34,7 @@ def current_entries(ctx: Context, names: list[str]) -> list[Entry]:
     from tools.gates.baseline import judged_content
     from tools.report import Report
 
-    report = Report([gates.run(name, ctx) for name in names])
+    report = Report(gates.run_all(names, ctx))
     severities.apply(report, ctx.config)
     out: list[Entry] = []
     for gate in report.gates:

@@ -383,4 +383,4 @@ def run_gates(opts: Options, names: Sequence[str], *, summary: bool = False) -> 
     from tools.context import Context
 
     ctx = Context(opts)
-    finish(gates.judged(ctx, [gates.run(name, ctx) for name in names]), opts, summary=summary)
+    finish(gates.judged(ctx, gates.run_all(names, ctx)), opts, summary=summary)

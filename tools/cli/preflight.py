@@ -43,7 +43,7 @@ def preflight(opts: Options, gate: GateOpt = None, message_file: MessageFileOpt 
     blocked = inplace_pending.run(ctx.git)
     if blocked is not None:
         finish(Report([blocked]), opts, summary=True)
-    finish(gates.judged(ctx, [gates.run(name, ctx) for name in names]), opts, summary=True)
+    finish(gates.judged(ctx, gates.run_all(names, ctx)), opts, summary=True)
 
 
 def register(app: typer.Typer) -> None:

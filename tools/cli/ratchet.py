@@ -74,7 +74,7 @@ def ratchet_check(
     _select(opts, names, rev, base)
     opts.ratchet = (opts.ratchet or RatchetRequest())._replace(report=report)
     ctx = Context(opts)
-    result = gates.run("ratchet", ctx)
+    (result,) = gates.run_all(["ratchet"], ctx)
     # Severities and the findings baseline judge it as preflight does.
     out = gates.judged(ctx, [result])
     emit(render(out, opts.fmt, summary=False))

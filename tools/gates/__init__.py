@@ -9,16 +9,29 @@ for the gates it runs.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING
 
+from tools.errors import UsageError
 from tools.gate_registry import COMMAND_GATES, GATES, PSEUDO_GATES, all_modules
+from tools.git import GitError
 from tools.report import GateResult, Report
 
 if TYPE_CHECKING:
     from tools.context import Context
 
-__all__ = ["COMMAND_GATES", "GATES", "PSEUDO_GATES", "all_modules", "judged", "module", "run"]
+__all__ = [
+    "COMMAND_GATES",
+    "GATES",
+    "PSEUDO_GATES",
+    "all_modules",
+    "judged",
+    "module",
+    "prefetch",
+    "run",
+    "run_all",
+]
 
 
 def module(name: str) -> ModuleType | None:
@@ -36,6 +49,29 @@ def range_pseudo(ctx: Context) -> list[GateResult]:
 
     result = protocol.run(ctx)
     return [result] if result is not None else []
+
+
+def prefetch(names: Sequence[str], ctx: Context) -> None:
+    """Let the named gates start the git reads they will need, on threads, before any of
+    them runs: git then works while the gates ahead judge. A gate module may define
+    ``prefetch(ctx)``; a range run always reads the range (its ``protocol`` pseudo-gate
+    does). What a prefetch cannot start (a config or ref error) is left to the gate's run,
+    which meets it again where it did before and reports it the same way."""
+    if ctx.opts.range_run:
+        ctx.prefetch_range()
+    for name in names:
+        start = getattr(module(name), "prefetch", None)
+        if start is not None:
+            try:
+                start(ctx)
+            except (UsageError, GitError):
+                pass  # met again, and reported, by the gate's run
+
+
+def run_all(names: Sequence[str], ctx: Context) -> list[GateResult]:
+    """The results of the named gates, in order, their reads started first (:func:`prefetch`)."""
+    prefetch(names, ctx)
+    return [run(name, ctx) for name in names]
 
 
 def run(name: str, ctx: Context) -> GateResult:

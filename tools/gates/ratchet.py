@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from tools import config as config_mod
 from tools import report
+from tools.background import Background
 from tools.errors import UsageError
 from tools.options import RatchetRequest
 from tools.ratchets import baseline as baseline_mod
@@ -231,16 +232,42 @@ class _Base:
         return fresh
 
 
+def prefetch(ctx: Context) -> None:
+    """Start git's search of the counted tree when git holds it (the index, a commit); a
+    tree on disk is listed first, by the run."""
+    ratchets = engine.load(ctx.config, ctx.config_source, list(options(ctx).names))
+    tree = tree_for(ctx) if ratchets else None
+    if tree is not None and tree.in_git:
+        ctx.prefetched[NAME] = _Started(ratchets, tree, engine.search(tree, ratchets))
+
+
+class _Started(NamedTuple):
+    """What :func:`prefetch` loaded and started, for the run to go on with."""
+
+    ratchets: list[Ratchet]
+    tree: Tree
+    search: Background[set[str]] | None
+
+
 def run(ctx: Context) -> GateResult:
     result = GateResult(NAME)
+    started = ctx.prefetched.pop(NAME, None)
+    if isinstance(started, _Started):
+        ratchets, tree, search = started
+    else:
+        ratchets = engine.load(ctx.config, ctx.config_source, list(options(ctx).names))
+        tree, search = None, None
     opts = options(ctx)
-    ratchets = engine.load(ctx.config, ctx.config_source, list(opts.names))
     if not ratchets:
         result.add(RATCHET_ABSENT.id, "no ratchet is configured (config `ratchets` is empty)")
         return result
-    tree = tree_for(ctx)
+    tree = tree or tree_for(ctx)
     counts, tstats = engine.count(
-        tree, ratchets, ctx.config.index.path, keep=[r.baseline for r in ratchets]
+        tree,
+        ratchets,
+        ctx.config.index.path,
+        keep=[r.baseline for r in ratchets],
+        started=search,
     )
     regressed: list[_Regressed] = []
     per_ratchet: dict[str, Any] = {}

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from tools import commit_messages
 from tools.commit_messages import (
     Emit,
     emitter,
@@ -133,6 +134,10 @@ def _body(lines: list[str], text: str, subject_line: int, marker: str | None, em
     emit(
         BODY_MISSING.id, f"no body: nothing is written between the subject and {upto}", subject_line
     )
+
+
+def prefetch(ctx: Context) -> None:
+    commit_messages.prefetch(ctx, ctx.config.style.enabled)
 
 
 def run(ctx: Context) -> GateResult:

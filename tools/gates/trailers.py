@@ -10,6 +10,7 @@ import functools
 import re
 from typing import TYPE_CHECKING
 
+from tools import commit_messages
 from tools.commit_messages import (
     Emit,
     config_where,
@@ -682,6 +683,10 @@ def _merge_hint(emit: Emit) -> Emit:
 
 
 # -- the gate --------------------------------------------------------------------------------
+
+
+def prefetch(ctx: Context) -> None:
+    commit_messages.prefetch(ctx, ctx.config.trailers.enabled)
 
 
 def run(ctx: Context) -> GateResult:

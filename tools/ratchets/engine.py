@@ -8,13 +8,14 @@ the issue index knows; a marker with an unknown tag exempts nothing.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from tools.background import Background
 from tools.config_model import (
     BucketConfig,
     MarkdownRatchetConfig,
@@ -348,35 +349,6 @@ def _pathspecs(ratchets: list[Ratchet]) -> list[str] | None:
     return list(dict.fromkeys(out))
 
 
-class _Background:
-    """``tree.may_contain`` run on a thread (git does the work; the GIL is free meanwhile)."""
-
-    def __init__(
-        self,
-        tree: Tree,
-        literals: list[str],
-        paths: list[str] | None,
-        pathspecs: list[str] | None,
-    ):
-        self._value: set[str] = set()
-        self._error: BaseException | None = None
-
-        def work() -> None:
-            try:
-                self._value = tree.may_contain(literals, paths, pathspecs)
-            except BaseException as exc:  # noqa: BLE001 - re-raised on the caller's thread
-                self._error = exc
-
-        self._thread = threading.Thread(target=work, daemon=True)
-        self._thread.start()
-
-    def result(self) -> set[str]:
-        self._thread.join()
-        if self._error is not None:
-            raise self._error
-        return self._value
-
-
 # (ratchet, path, bucket) -> sites; (ratchet, path) -> markers, before tags are judged
 _Sites = dict[str, dict[str, dict[str, list[tuple[int, str]]]]]
 _Markers = dict[str, dict[str, list[tuple[int, str]]]]
@@ -389,15 +361,17 @@ def count(
     *,
     prefilter: bool = True,
     keep: Sequence[str] = (),
+    started: Background[set[str]] | None = None,
 ) -> tuple[dict[str, Count], TreeStats]:
     """Count every ratchet over ``tree`` in one pass (each file read once).
 
     ``prefilter``: ask git for the files that hold a bucket's literal first and read only
     those (the fast path); False reads every selected file (the plain path, which the tests
     use as the oracle of the fast one). ``keep``: small files the caller reads next (the
-    baselines), fetched in the same pass."""
+    baselines), fetched in the same pass. ``started``: :func:`search` of this tree and
+    these ratchets, started earlier."""
     results = {r.name: Count(r, counts={b: 0 for b in r.buckets}) for r in ratchets}
-    wanted = _wanted(tree, ratchets, results, prefilter)
+    wanted = _wanted(tree, ratchets, results, prefilter, started)
     raw_sites: _Sites = {r.name: {} for r in ratchets}
     raw_markers: _Markers = {r.name: {} for r in ratchets}
     stats = TreeStats()
@@ -428,33 +402,54 @@ def count(
     return results, stats
 
 
+def _literals(ratchets: list[Ratchet]) -> tuple[set[str], list[str]]:
+    """The ratchets the prefilter serves (every bucket has literals) and their literals."""
+    literals: dict[str, None] = {}
+    filtered: set[str] = set()
+    for r in ratchets:
+        probes = _probes(r)
+        if probes is not None:
+            filtered.add(r.name)
+            literals.update(dict.fromkeys(probes))
+    return filtered, list(literals)
+
+
+def search(
+    tree: Tree, ratchets: list[Ratchet], paths: list[str] | None = None
+) -> Background[set[str]] | None:
+    """git's search of ``tree`` for the files that may hold a site of the ratchets the
+    prefilter serves, started on a thread (None: it serves none). ``paths``: the tracked
+    paths of a tree on disk (see :meth:`Tree.may_contain`)."""
+    filtered, literals = _literals(ratchets)
+    if not filtered:
+        return None
+    pathspecs = _pathspecs([r for r in ratchets if r.name in filtered])
+    return Background(functools.partial(tree.may_contain, literals, paths, pathspecs))
+
+
 def _wanted(
-    tree: Tree, ratchets: list[Ratchet], results: dict[str, Count], prefilter: bool
+    tree: Tree,
+    ratchets: list[Ratchet],
+    results: dict[str, Count],
+    prefilter: bool,
+    started: Background[set[str]] | None,
 ) -> dict[str, list[Ratchet]]:
     """Which ratchets read each path: those whose globs select it (counted as their files),
     less those whose literals git's search says the file lacks."""
-    literals: dict[str, None] = {}
-    filtered: set[str] = set()
-    if prefilter:
-        for r in ratchets:
-            probes = _probes(r)
-            if probes is not None:
-                filtered.add(r.name)
-                literals.update(dict.fromkeys(probes))
-    pathspecs = _pathspecs([r for r in ratchets if r.name in filtered])
+    filtered = _literals(ratchets)[0] if prefilter else set()
     # git searches on a thread while the tree is listed and matched to the globs (on disk,
     # once the listing says which folders are symlinks and must be left out).
-    search = None
+    pending = None
     if filtered and tree.in_git:
-        search = _Background(tree, list(literals), None, pathspecs)
+        pending = started or search(tree, ratchets)
     paths = tree.paths()
     if filtered and not tree.in_git:
-        search = _Background(tree, list(literals), paths, pathspecs)
+        pending = search(tree, ratchets, paths)
     scope = _scope(paths, ratchets, results)
     candidates: set[str] | None = None
-    if search is not None:
+    if pending is not None:
         try:
-            candidates = search.result()
+            candidates = pending.result()
         except GitError:
             candidates = None  # the prefilter is an optimisation: fall back to reading all
     if candidates is None:

@@ -1,0 +1,91 @@
+"""Reads started ahead of the gates (``tools.gates.prefetch``: the range, the ratchet's
+search) change no verdict: the same report, the same error, with them and without them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import Repo
+from tools import gates
+from tools.context import Context
+from tools.options import Options
+
+MARKER = "FOLLOWING_AGENTS_PROTOCOL"
+TRAILERS = "Following-Agents-Protocol: true\nAI-Assisted: true\nAssisted-by: claude:opus-4 [x]\n"
+GOOD = f"Add the widget\n\nWhy it is needed.\n\n{MARKER}\n\n{TRAILERS}"
+IDX = ".agents/issue-index.md"
+INDEX = (
+    "# Issue index\n\n| Issue | Row | Title | Kind |\n|---|---|---|---|\n| #2 | F1 | A | bug |\n"
+)
+CLEAN = "int f() { return 0; }\n"
+LEAK = "auto d = at::Device(at::kCUDA);\n"
+
+
+@pytest.fixture
+def busy(repo: Repo) -> Repo:
+    """main with a tightened ratchet baseline; branch ``work`` with a good commit, a bad
+    message and a new device site; then a staged site and a different unstaged one, so that
+    the index, the working tree and HEAD count differently."""
+    repo.commit("Start\n\nBody.\n", {IDX: INDEX, "src/a.cc": CLEAN})
+    assert repo.tools("ratchet", "tighten").exit_code == 0
+    repo.commit(GOOD)
+    repo.branch("work")
+    repo.commit(GOOD, {"src/b.cc": CLEAN})
+    repo.commit("wip", {"src/c.cc": LEAK})
+    repo.write("src/d.cc", LEAK + LEAK)
+    repo.git("add", "src/d.cc")
+    repo.write("src/a.cc", LEAK * 3)  # unstaged
+    return repo
+
+
+COMMANDS = [
+    ["preflight", "--base", "main"],
+    ["preflight", "--staged", "--base", "main"],
+    ["trailers", "check", "--base", "main"],
+    ["style", "check", "--base", "main"],
+    ["docs", "check", "--base", "main"],
+    ["ratchet", "check", "--staged"],
+    ["ratchet", "check", "--rev", "HEAD~1"],
+    ["ratchet", "check"],
+    ["trailers", "check", "--base", "no-such-ref"],
+    ["ratchet", "check", "--rev", "no-such-ref"],
+    ["preflight", "--staged", "--head", "no-such-ref"],
+]
+
+
+@pytest.mark.parametrize("args", COMMANDS, ids=[" ".join(a) for a in COMMANDS])
+def test_reads_started_ahead_change_nothing(
+    busy: Repo, args: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ahead = busy.tools("--format", "json", *args)
+    with monkeypatch.context() as m:
+        m.setattr(gates, "prefetch", lambda names, ctx: None)
+        inline = busy.tools("--format", "json", *args)
+    assert (ahead.exit_code, ahead.stdout, ahead.stderr) == (
+        inline.exit_code,
+        inline.stdout,
+        inline.stderr,
+    )
+    assert ahead.exit_code in (0, 1, 2)
+
+
+def test_the_gates_start_their_reads_before_any_runs(busy: Repo) -> None:
+    ctx = Context(Options(repo=Path(busy.path), staged=True, base="main"))
+    gates.prefetch(["trailers", "ratchet"], ctx)
+    assert "ratchet" in ctx.prefetched
+    started = ctx.range  # the range read on its thread
+    fresh = Context(Options(repo=Path(busy.path), staged=True, base="main")).range
+    assert [c.sha for c in started.commits] == [c.sha for c in fresh.commits]
+    assert len(started.commits) == 2
+    # The run takes what was started, once.
+    gates.run("ratchet", ctx)
+    assert "ratchet" not in ctx.prefetched
+
+
+def test_a_tree_on_disk_is_left_to_the_run(busy: Repo) -> None:
+    # The working tree is listed (symlinked folders left out) before git searches it.
+    ctx = Context(Options(repo=Path(busy.path)))
+    gates.prefetch(["ratchet"], ctx)
+    assert "ratchet" not in ctx.prefetched
