@@ -89,3 +89,34 @@ def test_a_tree_on_disk_is_left_to_the_run(busy: Repo) -> None:
     ctx = Context(Options(repo=Path(busy.path)))
     gates.prefetch(["ratchet"], ctx)
     assert "ratchet" not in ctx.prefetched
+
+
+@pytest.fixture
+def conflicted(repo: Repo) -> Repo:
+    """A merge stopped on a conflict, and a conflict marker staged in another file."""
+    repo.commit("Start\n\nBody.\n", {IDX: INDEX, "a.txt": "one\n", "b.txt": "x\n"})
+    repo.branch("other")
+    repo.commit(GOOD, {"a.txt": "two\n"})
+    repo.checkout("main")
+    repo.commit(GOOD, {"a.txt": "three\n"})
+    repo.git("merge", "other", check=False)
+    repo.write("b.txt", "<<<<<<< ours\nx\n=======\ny\n>>>>>>> theirs\n")
+    repo.git("add", "b.txt")
+    return repo
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["preflight", "--staged"], ["conflicts", "check", "--staged"], ["conflicts", "check"]],
+    ids=" ".join,
+)
+def test_a_conflicted_merge_reads_the_same_ahead(
+    conflicted: Repo, args: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ahead = conflicted.tools("--format", "json", *args)
+    with monkeypatch.context() as m:
+        m.setattr(gates, "prefetch", lambda names, ctx: None)
+        inline = conflicted.tools("--format", "json", *args)
+    assert (ahead.exit_code, ahead.stdout) == (inline.exit_code, inline.stdout)
+    rules = {f["rule"] for g in ahead.json()["gates"] for f in g["findings"]}
+    assert {"conflict-unmerged", "conflict-marker"} <= rules

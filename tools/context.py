@@ -46,6 +46,7 @@ class Context:
     def __init__(self, opts: Options):
         self.opts = opts
         self._pending_range: Background[RangeSelection] | None = None
+        self._pending_staged: Background[list[Change]] | None = None
         # What a gate's prefetch (tools.gates.prefetch) started, by gate, for its run to take.
         self.prefetched: dict[str, object] = {}
         self.git = Git(opts.repo, bare_ok=opts.bare_ok)
@@ -234,7 +235,13 @@ class Context:
         except OSError as exc:
             raise UsageError(f"{path}: cannot read: {exc.strerror}") from None
 
+    def prefetch_staged_changes(self) -> None:
+        """Start reading the staged change on a thread; :attr:`staged_changes` waits for it."""
+        if "staged_changes" not in self.__dict__ and self._pending_staged is None:
+            self._pending_staged = Background(self.git.staged_changes)
+
     @cached_property
     def staged_changes(self) -> list[Change]:
         """The staged change against HEAD, read once."""
-        return self.git.staged_changes()
+        pending, self._pending_staged = self._pending_staged, None
+        return pending.result() if pending is not None else self.git.staged_changes()

@@ -279,6 +279,7 @@ class Git:
         self._resolved: dict[str, str | None] = {}
         self._empty_tree: str | None = None
         self._index_view: _IndexView | None = None
+        self._pending_index: Background[_IndexView] | None = None
         self._batch = _CatFile(self.root, check=False)
         self._batch_check = _CatFile(self.root, check=True)
 
@@ -615,13 +616,22 @@ class Git:
                     out[decode(name)] = (mode, sha)
         return out
 
+    def prefetch_index(self) -> None:
+        """Start reading the index on a thread, for a run whose gates will ask for it."""
+        if self._index_view is None and self._pending_index is None:
+            self._pending_index = Background(self._read_index)
+
     def _index(self) -> _IndexView:
         """Every index entry, read once per invocation: every gate that asks for the index
         shares one ``git ls-files -s`` (nothing tools runs in the user's repository writes
         the index while a command judges it)."""
         if self._index_view is None:
-            self._index_view = _IndexView(self.out("ls-files", "-s", "-z"))
+            pending, self._pending_index = self._pending_index, None
+            self._index_view = pending.result() if pending is not None else self._read_index()
         return self._index_view
+
+    def _read_index(self) -> _IndexView:
+        return _IndexView(self.out("ls-files", "-s", "-z"))
 
     def index_entries(self) -> list[TreeEntry]:
         """Every stage-0 entry of the index (what ``--staged`` judges)."""

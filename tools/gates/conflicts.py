@@ -82,6 +82,13 @@ def _read_worktree(ctx: Context, path: str) -> bytes | None:
         raise UsageError(f"{path}: cannot read: {exc.strerror}") from None
 
 
+def prefetch(ctx: Context) -> None:
+    """The index, and under ``--staged`` the staged change: the first reads of a preflight."""
+    ctx.git.prefetch_index()
+    if ctx.opts.staged:
+        ctx.prefetch_staged_changes()
+
+
 def run(ctx: Context) -> GateResult:
     result = GateResult(NAME)
     git = ctx.git
