@@ -5,10 +5,12 @@ takes <= 3x the time of one ``git log`` that reads the same commits. Two baselin
 ``git log --format=%H%x00%P%x00%B`` (messages only) and the ``git log -z --name-status -M``
 pass the gates actually share with the other range gates (messages and paths).
 
-    python bench/bench_range_gates.py [--commits 5000] [--runs 5]
+    python bench/bench_range_gates.py [--commits 5000] [--runs 5] [--distinct-trailers]
 
 A tenth of the commits are bad in assorted ways; the script checks that the gates name
-exactly those commits before it reports any time.
+exactly those commits before it reports any time. The good commits share one trailer
+paragraph, as one agent's commits do; ``--distinct-trailers`` names a model per commit, so
+that no two paragraphs are alike (the trailers gate then judges every one).
 """
 
 from __future__ import annotations
@@ -39,12 +41,15 @@ TRAILERS = (
 )
 
 
-def _good(n: int) -> str:
+def _good(n: int, distinct: bool) -> str:
+    # distinct: every trailer paragraph differs (a model named per commit), so the trailers
+    # gate judges each one; otherwise they repeat, as one agent's commits do.
+    trailers = TRAILERS.replace("opus-4", f"opus-4-{n}") if distinct else TRAILERS
     return (
         f"Port kernel {n} from upstream\n\n"
         f"Brings kernel {n} over with its tests; see the spec for the numerics.\n"
         "The launch bounds follow the upstream defaults.\n\n"
-        f"{MARKER}\n\n{TRAILERS}"
+        f"{MARKER}\n\n{trailers}"
     )
 
 
@@ -61,10 +66,10 @@ _BAD = [
 ]
 
 
-def _commits(count: int, bad: dict[str, set[int]]):
+def _commits(count: int, bad: dict[str, set[int]], distinct: bool):
     yield "Initial import\n\nThe base of the range.\n", {"README.md": b"synthetic\n"}
     for n in range(1, count + 1):
-        msg = _good(n)
+        msg = _good(n, distinct)
         if n % 10 == 0:
             gate, spoil = _BAD[(n // 10) % len(_BAD)]
             msg = spoil(msg)
@@ -81,6 +86,8 @@ def main() -> None:
     # Run the package as installed by pip in a venv of its own (and the baseline with that
     # venv's python), not from the environment this script runs in.
     ap.add_argument("--installed", action="store_true")
+    # Every commit's trailer paragraph differs (by default they repeat).
+    ap.add_argument("--distinct-trailers", action="store_true")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as venv_dir:
         python = installed_python(Path(venv_dir)) if args.installed else sys.executable
@@ -92,7 +99,7 @@ def _run(args: argparse.Namespace, tools: list[str], before: list[str]) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         repo = Path(tmp) / "synth"
         t0 = time.perf_counter()
-        fast_import(repo, _commits(args.commits, bad))
+        fast_import(repo, _commits(args.commits, bad, args.distinct_trailers))
         build = time.perf_counter() - t0
         subprocess.run(["git", "branch", "base", f"HEAD~{args.commits}"], cwd=repo, check=True)
         (repo / ".agents").mkdir()
@@ -145,6 +152,7 @@ def _run(args: argparse.Namespace, tools: list[str], before: list[str]) -> None:
         f"synthetic repo: {args.commits} agent commits ({len(bad['trailers'])} bad for trailers, "
         f"{len(bad['style'])} bad for style), built in {build:.1f} s; median of {args.runs} "
         "interleaved runs"
+        + ("; every trailer paragraph distinct" if args.distinct_trailers else "")
     )
     print(
         f"  {'command':<48} {'wall ms':>8} {'spread':>11} {'cpu ms':>7}  {'wall / log':>18}  exit"
