@@ -279,3 +279,93 @@ def test_a_clean_paragraph_is_judged_once() -> None:
     bad = PLAIN.replace("AI-Assisted: true", "AI-Assisted: maybe")
     assert _findings(bad, filled=False, clean=clean) != []
     assert _findings(bad, filled=False, clean=clean) != [] and len(clean) == 1
+
+
+# -- the one-pass check of a clean trailer paragraph ---------------------------------------
+
+TRAILER_POOL = [
+    "Following-Agents-Protocol: true",
+    "Following-Agents-Protocol: false",
+    "following-agents-protocol: true",
+    "AI-Assisted: true",
+    "AI-Assisted: false",
+    "ai-ASSISTED: true",
+    "AI-Assisted: yes",
+    "Assisted-by: claude:opus-4 [claude-code]",
+    "assisted-BY: codex:gpt-5 [codex] [ci]",
+    "Assisted-by: no tool here",
+    "Assisted-by: a:b[c]",
+    "Signed-off-by: A U Thor <a@example.com>",
+    "signed-off-by: Claude <c@example.com>",
+    "Co-authored-by: B <b@users.noreply.github.com>",
+    "Reviewed-by: R <r@example.com>",
+    "Reviewed-by: claude",
+    "Key: value: with colons",
+]
+CONFIGS = [
+    _CFG,
+    _CFG._replace(assisted_by_format=r"[a-z]+:[a-z0-9-]+ \[[a-z-]+\]"),
+    _CFG._replace(assisted_by=False),
+    _CFG._replace(required={**_CFG.required, "Reviewed-by": ("R <r@example.com>",)}),
+    _CFG._replace(required={}),
+]
+
+
+def _block_findings(text: str, cfg) -> list[tuple]:
+    found: list[tuple] = []
+    block = plain_block(text, MARKER)
+    assert block is not None
+    trailers._block_rules(text, block, cfg, lambda *finding: found.append(finding))
+    return found
+
+
+@settings(max_examples=3000, deadline=None)
+@given(
+    st.lists(st.sampled_from(TRAILER_POOL), min_size=1, max_size=6),
+    st.sampled_from(range(len(CONFIGS))),
+)
+@example(["Following-Agents-Protocol: true", "AI-Assisted: true"], 0)
+@example(["Following-Agents-Protocol: true", "AI-Assisted: false", "Reviewed-by: claude"], 0)
+@example(
+    [
+        "Following-Agents-Protocol: true",
+        "AI-Assisted: true",
+        "assisted-BY: codex:gpt-5 [codex] [ci]",
+    ],
+    1,
+)
+def test_a_paragraph_passed_in_one_pass_has_no_finding(lines: list[str], which: int) -> None:
+    cfg = CONFIGS[which]
+    text = _message("Body.", "\n".join(lines))
+    last = text[:-1].rpartition("\n\n")[2]
+    if plain_block(text, MARKER) is None:
+        return  # left to the full reading (Co-authored-by lines only)
+    if trailers._clean_plain(last, cfg):
+        assert _block_findings(text, cfg) == []
+
+
+@pytest.mark.parametrize(
+    ("last", "passes"),
+    [
+        (LASTS[0], True),
+        (LASTS[1], True),
+        ("ai-assisted: false\nFOLLOWING-AGENTS-PROTOCOL: true\nReviewed-by: R <r@x>", True),
+        (LASTS[2], False),  # AI-Assisted: true without Assisted-by
+        (LASTS[3], False),  # a required trailer missing
+        (LASTS[4], False),  # a value not allowed
+        (LASTS[5], False),  # Assisted-by with AI-Assisted: false
+        (LASTS[6], False),  # a malformed Assisted-by
+        (LASTS[7], False),  # a required trailer twice
+        (LASTS[8], False),  # an AI credited as a signer (any credit is judged in full)
+    ],
+)
+def test_the_one_pass_passes_clean_paragraphs_only(last: str, passes: bool) -> None:
+    assert trailers._clean_plain(last, _CFG) is passes
+    assert (_block_findings(_message("Body.", last), _CFG) == []) is passes
+
+
+def test_a_last_paragraph_with_prose_is_no_trailer_block() -> None:
+    # The required trailers, then a line that is no trailer: git reads no block there.
+    text = _message("Body.", "Following-Agents-Protocol: true\nAI-Assisted: false\nSee the spec.")
+    rules = [f[0] for f in _findings(text, filled=False, clean=set())]
+    assert rules == [trailers.TRAILER_MISSING.id, trailers.TRAILER_MISSING.id]

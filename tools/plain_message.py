@@ -65,10 +65,17 @@ def plain_parts(text: str, marker: str) -> tuple[str, int] | None:
     return last, body.count("\n", 0, len(head)) + 3  # the blank line, then the trailers
 
 
+def is_trailer_paragraph(last: str) -> bool:
+    """Whether the last paragraph of a message of the plain shape is ``Key: value`` lines
+    only (each key of git's key characters, each value neither starting nor ending with
+    whitespace), so that git reads it, and nothing else, as the trailer block."""
+    return _TRAILER_LINES.fullmatch(last) is not None
+
+
 def plain_trailers(last: str, start: int) -> Block | None:
     """The trailer block that the last paragraph ``last`` (first line ``start``) of a message
     of the plain shape is, when it is ``Key: value`` lines only, else None."""
-    if _TRAILER_LINES.fullmatch(last) is None:
+    if not is_trailer_paragraph(last):
         return None
     found = []
     number = start
