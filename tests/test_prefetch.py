@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import Repo
+from tests.conftest import Repo, Run
 from tools import gates
 from tools.context import Context
 from tools.options import Options
@@ -55,19 +55,26 @@ COMMANDS = [
 ]
 
 
-@pytest.mark.parametrize("args", COMMANDS, ids=[" ".join(a) for a in COMMANDS])
-def test_reads_started_ahead_change_nothing(
-    busy: Repo, args: list[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    ahead = busy.tools("--format", "json", *args)
+def _same_either_way(repo: Repo, args: list[str], monkeypatch: pytest.MonkeyPatch) -> Run:
+    """Run ``args`` with the reads started ahead, then without; both runs must agree byte for
+    byte (exit code, stdout, stderr). Returns the first."""
+    ahead = repo.tools("--format", "json", *args)
     with monkeypatch.context() as m:
         m.setattr(gates, "prefetch", lambda names, ctx: None)
-        inline = busy.tools("--format", "json", *args)
+        inline = repo.tools("--format", "json", *args)
     assert (ahead.exit_code, ahead.stdout, ahead.stderr) == (
         inline.exit_code,
         inline.stdout,
         inline.stderr,
     )
+    return ahead
+
+
+@pytest.mark.parametrize("args", COMMANDS, ids=[" ".join(a) for a in COMMANDS])
+def test_reads_started_ahead_change_nothing(
+    busy: Repo, args: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ahead = _same_either_way(busy, args, monkeypatch)
     assert ahead.exit_code in (0, 1, 2)
 
 
@@ -113,10 +120,6 @@ def conflicted(repo: Repo) -> Repo:
 def test_a_conflicted_merge_reads_the_same_ahead(
     conflicted: Repo, args: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    ahead = conflicted.tools("--format", "json", *args)
-    with monkeypatch.context() as m:
-        m.setattr(gates, "prefetch", lambda names, ctx: None)
-        inline = conflicted.tools("--format", "json", *args)
-    assert (ahead.exit_code, ahead.stdout) == (inline.exit_code, inline.stdout)
+    ahead = _same_either_way(conflicted, args, monkeypatch)
     rules = {f["rule"] for g in ahead.json()["gates"] for f in g["findings"]}
     assert {"conflict-unmerged", "conflict-marker"} <= rules
