@@ -2,8 +2,9 @@
 
 The names and modules are data in :mod:`tools.gate_registry` (re-exported here). A gate
 module defines ``NAME``, ``RULES`` (the rule ids it can fire, next to the code that fires
-them) and ``run(ctx) -> GateResult``. Modules are imported lazily so that a command pays only
-for the gates it runs.
+them), ``run(ctx) -> GateResult`` and, where it reads git, ``prefetch(ctx)`` (see
+:func:`prefetch`). Modules are imported lazily so that a command pays only for the gates it
+runs.
 """
 
 from __future__ import annotations
