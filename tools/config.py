@@ -166,11 +166,9 @@ def _remember(cache: Path | None, fingerprint: str, merged: dict[str, Any]) -> N
         write_cache(cache, fingerprint.encode("ascii") + b"\n" + body.encode("ascii"))
 
 
-def load_file(path: Path, *, display: str, cache: Path | None = None) -> dict[str, Any]:
-    """Read and validate one config file (not merged).
-
-    ``cache`` (inside the repository's ``.git``): see :func:`load_merged`."""
-    return load_bytes(_read(path, display), display=display, cache=cache)
+def load_file(path: Path, *, display: str) -> dict[str, Any]:
+    """Read and validate one config file (not merged)."""
+    return load_bytes(_read(path, display), display=display)
 
 
 def _read(path: Path, display: str) -> bytes:
@@ -186,10 +184,9 @@ def validation_cache(tools_dir: Path) -> Path:
     return tools_dir / "config-validated"
 
 
-def load_bytes(
-    raw: bytes, *, display: str, cache: Path | None = None, remember: bool = True
-) -> dict[str, Any]:
-    """Parse and validate one config's bytes (not merged); see :func:`load_merged`."""
+def load_bytes(raw: bytes, *, display: str) -> dict[str, Any]:
+    """Parse and validate one config's bytes (not merged). The cache of validated configs is
+    :func:`load_merged`'s: this reads and validates every time."""
     from tools.yaml_files import parse_yaml
 
     data = parse_yaml(raw, display)
@@ -201,11 +198,7 @@ def load_bytes(
             where=f"{display}: (top level)",
             expected="a mapping",
         )
-    fingerprint = _fingerprint(raw)
-    if _remembered(cache, fingerprint) is None:
-        validate(data, display)
-        if remember:
-            _remember(cache, fingerprint, merge(defaults(), data))
+    validate(data, display)
     return data
 
 

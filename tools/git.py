@@ -235,11 +235,12 @@ class _IndexView:
     stage-0 entries in index order, built in one pass, and its unmerged entries."""
 
     def __init__(self, raw: bytes):
-        self._raw = raw
         self.stage0: dict[str, tuple[bytes, bytes]] = {}
         self.unmerged: list[_IndexEntry] = []
+        # Where each unmerged entry stands: how many stage-0 entries come before it.
+        self._after: list[int] = []
         stage0 = self.stage0
-        for rec in raw.split(b"\0"):  # the loop of _records, inline: 20,000 entries or more
+        for rec in raw.split(b"\0"):  # 20,000 entries or more: one loop, no call per entry
             if rec:
                 meta, _, name = rec.partition(b"\t")
                 mode, sha, stage = meta.split(b" ")
@@ -247,19 +248,21 @@ class _IndexView:
                     stage0[name.decode(_ENC, _ERRORS)] = (mode, sha)
                 else:
                     self.unmerged.append((mode, sha, stage, name.decode(_ENC, _ERRORS)))
-
-    def _records(self) -> Iterator[_IndexEntry]:
-        for rec in self._raw.split(b"\0"):
-            if rec:
-                meta, _, name = rec.partition(b"\t")
-                mode, sha, stage = meta.split(b" ")
-                yield mode, sha, stage, name.decode(_ENC, _ERRORS)
+                    self._after.append(len(stage0))
 
     def entries(self) -> list[_IndexEntry]:
-        """Every entry in index order (read again from the listing only in a conflict)."""
-        if self.unmerged:
-            return list(self._records())
-        return [(mode, sha, b"0", path) for path, (mode, sha) in self.stage0.items()]
+        """Every entry in index order: the stage-0 entries, and in a conflict the unmerged
+        ones back in their places."""
+        entries = [(mode, sha, b"0", path) for path, (mode, sha) in self.stage0.items()]
+        if not self.unmerged:
+            return entries
+        out: list[_IndexEntry] = []
+        done = 0
+        for after, entry in zip(self._after, self.unmerged, strict=True):
+            out += entries[done:after]
+            out.append(entry)
+            done = after
+        return out + entries[done:]
 
 
 class Git:

@@ -29,12 +29,17 @@ class _Char(NamedTuple):
     char: str
 
 
-class _Zero(NamedTuple):
-    pass
+class _Zero:
+    """A zero-width assertion (one instance, :data:`_ZERO`). Not an empty named tuple: two
+    of those would compare equal to each other and to ``()``, and be false."""
+
+    __slots__ = ()
 
 
-class _Some(NamedTuple):
-    pass
+class _Some:
+    """Some character the reader does not name (one instance, :data:`_SOME`)."""
+
+    __slots__ = ()
 
 
 class _Sub(NamedTuple):
