@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import tempfile
 import time
 from pathlib import Path
 
@@ -104,6 +103,8 @@ def _sweep(folder: Path) -> None:
 
 
 def _write_via(folder: Path, path: Path, data: bytes, mode: int | None) -> None:
+    import tempfile  # here, not at the top: the commands that write nothing skip ~2 ms
+
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tools-tmp", dir=folder)
     try:
         with os.fdopen(fd, "wb") as handle:

@@ -24,7 +24,6 @@ import itertools
 import os
 import re
 import subprocess
-import tempfile
 import threading
 import weakref
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -839,6 +838,8 @@ class Git:
         ``unspecified`` paths are absent; a set or unset attribute reads ``set`` / ``unset``."""
         if not paths:
             return {}
+        import tempfile  # here, not at the top: the commands that never need it skip ~2 ms
+
         with tempfile.TemporaryDirectory(prefix="tools-attr-") as tmp:
             index = {"GIT_INDEX_FILE": str(Path(tmp) / "index")}
             run_git(self.root, "read-tree", rev, env=index, repository=True)

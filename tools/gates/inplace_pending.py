@@ -11,6 +11,7 @@ changed since its mutant was written (the user's edit, left as it is) is an
 from __future__ import annotations
 
 from tools.git import Git
+from tools.mutate import inplace_record
 from tools.report import GateResult, Rule, declare
 
 NAME = "preflight"
@@ -65,6 +66,8 @@ RULES = declare(NAME, [INPLACE_RESTORE_PENDING, INPLACE_CONFLICT])
 
 def run(git: Git) -> GateResult | None:
     """An error result while a restore is pending or in conflict; None when nothing is."""
+    if not inplace_record(git.tools_dir()).is_file():
+        return None  # the usual case, told without importing the mutation machinery
     from tools.mutate import inplace
 
     paths = inplace.pending_paths(git.tools_dir())

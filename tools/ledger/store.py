@@ -7,22 +7,34 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
-import logging
+import functools
 import mmap
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tools.errors import UsageError
 from tools.fsio import refuse_links
 from tools.ledger.record import canonical_json, verify_record
 from tools.ledger.scan import parse_line
 
-log = logging.getLogger("tools.ledger")
-log.addHandler(logging.NullHandler())  # a library: callers decide where notices go
+if TYPE_CHECKING:
+    import logging
+
 _CHUNK = 1 << 16
+
+
+@functools.cache
+def _log() -> logging.Logger:
+    """The ``tools.ledger`` logger, set up on its first notice: ``logging`` costs ~3 ms to
+    import, which every gate run would pay for a message it almost never sends."""
+    import logging
+
+    log = logging.getLogger("tools.ledger")
+    log.addHandler(logging.NullHandler())  # a library: callers decide where notices go
+    return log
 
 
 # -- appending --------------------------------------------------------------------------------
@@ -197,7 +209,7 @@ def append_records(
         notice = _move_torn_tail(fd, path, size)
         if notice:
             notices.append(notice)
-            log.warning(notice)
+            _log().warning(notice)
             size = os.fstat(fd).st_size
         present = _present(fd, size, (r["id"] for r in prepared.records))
         keep = [i for i, r in enumerate(prepared.records) if r["id"] not in present]

@@ -28,6 +28,7 @@ from typing import Any, NamedTuple
 from tools.errors import UsageError
 from tools.fsio import write_atomic
 from tools.git import decode, run_git
+from tools.mutate import inplace_record
 from tools.mutate.apply import ApplyError, FileState, read_state, write_state
 
 SCHEMA = "tools.mutate-inplace/2"
@@ -36,7 +37,7 @@ _READABLE = ("tools.mutate-inplace/1", SCHEMA)
 
 
 def _dir(tools_dir: Path) -> Path:
-    return tools_dir / "mutate" / "inplace"
+    return inplace_record(tools_dir).parent
 
 
 def dirty_paths(root: Path, paths: list[str]) -> list[str]:
@@ -440,7 +441,7 @@ def discard(root: Path, tools_dir: Path) -> Recovery:
 
 
 def _record_or_none(tools_dir: Path) -> dict[str, Any] | None:
-    path = _dir(tools_dir) / "record.json"
+    path = inplace_record(tools_dir)
     if not path.is_file():
         return None
     try:
