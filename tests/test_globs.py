@@ -83,11 +83,22 @@ def test_a_set_of_simple_globs_agrees_with_pathspec(globs: list[str], paths: lis
 @given(globs=st.lists(_GLOBS, max_size=5), paths=st.lists(_PATHS, max_size=12))
 @example(globs=["**/*.h"], paths=["x.h/y", "a/x.h/y", "y"])
 @example(globs=["**/docs", "a/b"], paths=["docs", "a/docs", "a/b", "a/b/c", "b"])
+@example(globs=["**/cuda/**", "third_party/**"], paths=["a/cuda/x.c", "cuda", "a/cuda", "b/c"])
+@example(globs=["**/*.h"], paths=["a.h", "b/c.h", "c.hh", "d.h/e"])
+@example(globs=["**/lib", "**/*.c"], paths=["lib", "a/lib", "a/lib/x", "a/libx", "alib/y"])
 def test_matching_in_bulk_agrees_with_pathspec(globs: list[str], paths: list[str]) -> None:
     # Folder tests once per folder, the rest as maps over the paths: the same answers.
     compiled = Globs(globs)
     assert compiled.fast
     assert compiled.match_all(paths) == [compiled.match_pathspec(p) for p in paths]
+
+
+def test_a_folder_regex_is_tried_per_folder_only_when_the_joined_paths_hold_it() -> None:
+    # "x.h/" occurs in one path only: every other path's answer must not change with it.
+    paths = [f"src/f{i}.cc" for i in range(50)] + ["inc/x.h/y.txt", "inc/x.hh", "x.h"]
+    compiled = Globs(["**/*.h"])
+    assert compiled.match_all(paths) == [False] * 50 + [True, False, True]
+    assert compiled.match_all(paths[:50] + paths[51:]) == [False] * 51 + [True]
 
 
 def test_matching_in_bulk_takes_pathspec_for_other_shapes() -> None:

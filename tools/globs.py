@@ -22,7 +22,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 _MAGIC = frozenset("*?[\\!")
-_FOLDER, _NAME = operator.itemgetter(0), operator.itemgetter(2)  # of str.rpartition("/")
+_FOLDER = operator.itemgetter(0)  # of str.rpartition("/")
 
 
 def _spec(lines: list[str]) -> Any:
@@ -96,6 +96,7 @@ class _Simple:
         self.inside = re.compile(f"/(?:{_alternation(inside)})/") if inside else None
         self.names = re.compile(f"/(?:{_alternation(names)})/") if names else None
         self.name_set = frozenset(names)
+        self.last_names = tuple("/" + n for n in names)
 
     def __call__(self, p: str) -> bool:
         folder, _, name = p.rpartition("/")
@@ -104,22 +105,42 @@ class _Simple:
         return p in self.paths or name in self.name_set or self._folder(folder)
 
     def match_all(self, paths: list[str]) -> list[bool]:
-        """``self(p)`` for each path. Every test but a suffix, a whole path or a last name
-        depends on the folder alone (:meth:`_folder`), so it runs once per folder (a tree's
-        files share few folders); the rest are C-level maps over the paths, no Python step
-        per path."""
-        parts = list(map(str.rpartition, paths, itertools.repeat("/")))
-        folders = list(map(_FOLDER, parts))
-        by_folder = {folder: self._folder(folder) for folder in set(folders)}
-        hits: Iterator[bool] = map(by_folder.__getitem__, folders)
+        """``self(p)`` for each path, as C-level maps over the paths (no Python step per
+        path). A folder's prefix is a prefix of its paths, and its last name their
+        ``/N`` ending; the folder regexes are first tried once on all the paths joined, and
+        where nothing there matches (the usual case) no path needs its folder at all. Else
+        they run once per folder (a tree's files share few folders)."""
+        tests: list[Iterator[bool]] = []
         if self.suffixes:
-            ends = map(str.endswith, paths, itertools.repeat(self.suffixes))
-            hits = map(operator.or_, hits, ends)
+            tests.append(map(str.endswith, paths, itertools.repeat(self.suffixes)))
         if self.paths:
-            hits = map(operator.or_, hits, map(self.paths.__contains__, paths))
-        if self.name_set:
-            hits = map(operator.or_, hits, map(self.name_set.__contains__, map(_NAME, parts)))
+            tests.append(map(self.paths.__contains__, paths))
+        if self.name_set:  # the last name: a top-level path, or what follows its last slash
+            tests.append(map(self.name_set.__contains__, paths))
+            tests.append(map(str.endswith, paths, itertools.repeat(self.last_names)))
+        if self.prefixes:  # a folder under a prefix: the path starts with it
+            tests.append(map(str.startswith, paths, itertools.repeat(self.prefixes)))
+        if self._folder_regexes_may_hit(paths):
+            folders = list(map(_FOLDER, map(str.rpartition, paths, itertools.repeat("/"))))
+            by_folder = {folder: self._folder(folder) for folder in set(folders)}
+            tests.append(map(by_folder.__getitem__, folders))
+        if not tests:
+            return [False] * len(paths)
+        hits = tests[0]
+        for more in tests[1:]:
+            hits = map(operator.or_, hits, more)
         return list(hits)
+
+    def _folder_regexes_may_hit(self, paths: list[str]) -> bool:
+        """Whether a folder regex may match a folder of ``paths``. Each regex is a bare
+        alternation of literals, and what it is tried on in :meth:`_folder` (``F/`` and
+        ``/F/`` for the folder F) lies inside ``/P`` for each path P of F: no match in the
+        paths joined proves that no folder matches."""
+        regexes = [r for r in (self.inner, self.inside, self.names) if r is not None]
+        if not regexes or not paths:
+            return False
+        joined = "/" + "\n/".join(paths)
+        return any(r.search(joined) is not None for r in regexes)
 
     def _folder(self, folder: str) -> bool:
         """Whether the folder ``folder`` makes every path below it match ("": none does)."""
