@@ -63,3 +63,44 @@ def test_full_clone_judges_the_branch_commits(make_repo, tmp_path: Path) -> None
     assert run.exit_code == 1
     assert gate["stats"]["commits"] == 1
     assert {f["rule"] for f in gate["findings"]} >= {"subject-period", "body-missing"}
+
+
+def _logging_git(tmp_path: Path, monkeypatch) -> Path:
+    """A ``git`` first on PATH that notes each command line, then runs the real git."""
+    import shutil
+
+    real = shutil.which("git")
+    calls = tmp_path / "git-calls"
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    wrapper = folder / "git"
+    wrapper.write_text(f'#!/bin/sh\necho "$*" >> {calls}\nexec {real} "$@"\n')
+    wrapper.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{folder}:{Path(real).parent}")
+    return calls
+
+
+def test_a_staged_run_reads_the_range_without_changed_paths(
+    make_repo, tmp_path: Path, monkeypatch
+) -> None:
+    # Under --staged the range's commits are judged by their messages only (docs and index
+    # judge the staged change), so no rename detection is paid for them; a range run reads
+    # their paths, which its docs and index gates judge.
+    upstream = make_repo("upstream")
+    upstream.commit(GOOD, {"a.txt": "a\n"})
+    clone = upstream.clone(tmp_path / "clone")
+    clone.commit(GOOD, {"b.txt": "b\n"})
+    clone.write("c.txt", "c\n")
+    clone.git("add", "c.txt")
+    calls = _logging_git(tmp_path, monkeypatch)
+
+    def logs() -> list[str]:
+        return [c for c in calls.read_text().splitlines() if " log " in f" {c} "]
+
+    staged = clone.tools("preflight", "--staged", "--gate", "trailers", "--gate", "docs")
+    assert "ok   trailers (1 commit)" in staged.stdout, staged.stdout
+    assert logs() and not any("--name-status" in c for c in logs())
+    calls.unlink()
+    ranged = clone.tools("preflight", "--gate", "trailers", "--gate", "docs")
+    assert "ok   trailers (1 commit)" in ranged.stdout, ranged.stdout
+    assert any("--name-status" in c for c in logs())

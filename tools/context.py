@@ -184,7 +184,10 @@ class Context:
                 f"base {base_ref!r} (config `base`) does not resolve; fetch it or pass --base"
             )
             return sel
-        sel.merge_base, commits = git.log_from_merge_base(sel.base, head, paths=opts.range_paths)
+        # Under --staged the range's commits are judged by their messages alone (docs and index
+        # judge the staged change): no changed paths, so git detects no renames for them.
+        paths = opts.range_paths and not opts.staged
+        sel.merge_base, commits = git.log_from_merge_base(sel.base, head, paths=paths)
         if sel.merge_base is None:
             if git.is_shallow():
                 sel.skip_reason = (

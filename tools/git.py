@@ -279,6 +279,7 @@ class Git:
                 "gates, `tools trailers check` and `tools style check`, judge a bare repository)"
             )
         self._resolved: dict[str, str | None] = {}
+        self._resolving = threading.Lock()
         self._empty_tree: str | None = None
         self._index_view: _IndexView | None = None
         self._pending_index: Background[_IndexView] | None = None
@@ -316,20 +317,22 @@ class Git:
     # -- refs ---------------------------------------------------------------------------------
     def resolve(self, ref: str) -> str | None:
         """The commit sha ``ref`` names, or None."""
-        if ref not in self._resolved:
-            if ref.startswith("-"):
-                self._resolved[ref] = None
-            else:
-                status, out = self.run(
-                    "rev-parse",
-                    "--verify",
-                    "--quiet",
-                    "--end-of-options",
-                    f"{ref}^{{commit}}",
-                    ok=(0, 1, 128),
-                )
-                self._resolved[ref] = out.decode().strip() if status == 0 else None
-        return self._resolved[ref]
+        # Under a lock: the reads started ahead ask for HEAD from two threads at once.
+        with self._resolving:
+            if ref not in self._resolved:
+                if ref.startswith("-"):
+                    self._resolved[ref] = None
+                else:
+                    status, out = self.run(
+                        "rev-parse",
+                        "--verify",
+                        "--quiet",
+                        "--end-of-options",
+                        f"{ref}^{{commit}}",
+                        ok=(0, 1, 128),
+                    )
+                    self._resolved[ref] = out.decode().strip() if status == 0 else None
+            return self._resolved[ref]
 
     def head(self) -> str | None:
         return self.resolve("HEAD")

@@ -13,12 +13,14 @@ not keep (a missing arm, or one filed under another plan).
 
 from __future__ import annotations
 
+import functools
 import io
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from tools import evidence, index_table, markdown
+from tools.background import Background
 from tools.errors import UsageError
 from tools.git import decode
 from tools.report import GateResult, Rule, declare
@@ -148,13 +150,22 @@ class _Spec:
     blocks: list[evidence.Block] = field(default_factory=list)
 
 
+def prefetch(ctx: Context) -> None:
+    """Under ``--staged``, start listing the spec folder's index entries."""
+    if ctx.opts.staged:
+        listing = functools.partial(ctx.git.index_entries_under, ctx.config.specs.dir)
+        ctx.prefetched[NAME] = Background(listing)
+
+
 def _spec_paths(ctx: Context, folder: str) -> tuple[bool, list[str]]:
     """(whether the folder exists, the markdown files under it) as judged now."""
     git = ctx.git
     if ctx.opts.staged:
+        started = ctx.prefetched.pop(NAME, None)
+        listed = started.result() if isinstance(started, Background) else None
         entries = [
             e
-            for e in git.index_entries_under(folder)
+            for e in (listed if listed is not None else git.index_entries_under(folder))
             if _under(folder, e.path) and not e.is_symlink and not e.is_submodule
         ]
         return bool(entries), sorted(e.path for e in entries if is_spec(e.path))
