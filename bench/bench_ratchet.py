@@ -173,7 +173,7 @@ def _count_in_process(repo: Path, runs: int) -> float:
     walls = []
     for _ in range(runs + 1):
         start = time.perf_counter()
-        engine.count(Tree(ctx.git, rev=sha), ratchets, ctx.config["index"]["path"])
+        engine.count(Tree(ctx.git, rev=sha), ratchets, ctx.config.index.path)
         walls.append(time.perf_counter() - start)
     return median(walls[1:])
 

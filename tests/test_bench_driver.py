@@ -48,3 +48,20 @@ def test_every_benchmark_script_exists() -> None:
     run_all = _driver()
     for _, argv, _ in run_all.BENCHES:
         assert (ROOT / "bench" / argv[0]).is_file(), argv[0]
+
+
+def test_the_ratchet_benchmark_counts_in_process(repo) -> None:
+    # Its in-process figure calls the engine as the gate does: a change of the engine's or the
+    # config's shape must break this test, not only the next full benchmark run.
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        spec = importlib.util.spec_from_file_location(
+            "bench_ratchet", ROOT / "bench" / "bench_ratchet.py"
+        )
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.pop(0)
+    repo.commit("Start\n\nBody.\n", {"src/a.cc": "auto d = at::Device(at::kCUDA);\n"})
+    assert module._count_in_process(repo.path, 1) >= 0
