@@ -671,3 +671,11 @@ def test_a_failing_prefilter_falls_back_to_reading_every_file(
         assert run.exit_code == 0, run.stdout
         assert counts(run)["kcuda"] == 1
         assert gate(run)["stats"]["files_read"] == 2
+
+
+def test_counting_no_ratchet_reads_nothing(repo: Repo) -> None:
+    repo.commit("Start\n\nBody.\n", {"src/a.cc": "auto d = at::Device(at::kCUDA);\n"})
+    git = Git(repo.path)
+    for tree in (Tree(git), Tree(git, staged=True), Tree(git, rev=git.head())):
+        counts, stats = engine.count(tree, [], IDX)
+        assert counts == {} and stats.files == 0

@@ -478,6 +478,8 @@ def _scope(
 ) -> dict[str, list[Ratchet]]:
     """The ratchets whose globs select each path (``masks``: each ratchet's selection of
     ``paths``). Paths selected by the same ratchets share one list, which nothing changes."""
+    if not ratchets:
+        return {}
     scope: dict[str, list[Ratchet]] = {}
     shared: dict[tuple[bool, ...], list[Ratchet]] = {}
     for path, hits in zip(paths, zip(*masks, strict=True), strict=True):
