@@ -28,7 +28,7 @@ from typing import Any, NamedTuple
 from tools.errors import UsageError
 from tools.fsio import write_atomic
 from tools.git import decode, run_git
-from tools.mutate import inplace_record
+from tools.mutate import INPLACE_RECORD_NAME, inplace_record
 from tools.mutate.apply import ApplyError, FileState, read_state, write_state
 
 SCHEMA = "tools.mutate-inplace/2"
@@ -234,7 +234,7 @@ class InPlace:
             raise
 
     def _write(self) -> None:
-        write_atomic(self.dir / "record.json", json.dumps(self._record, indent=1).encode())
+        write_atomic(self.dir / INPLACE_RECORD_NAME, json.dumps(self._record, indent=1).encode())
 
     def expect(self, arm: str, mutants: dict[str, list[str | None]]) -> None:
         """Before ``arm`` writes a byte: the sha256 of every content it may give each file
@@ -281,7 +281,7 @@ class InPlace:
     def finish(self) -> None:
         """Every arm restored: drop the record, the snapshot and the lock."""
         with contextlib.suppress(FileNotFoundError):
-            os.unlink(self.dir / "record.json")
+            os.unlink(self.dir / INPLACE_RECORD_NAME)
         shutil.rmtree(self.dir / "blobs", ignore_errors=True)
         self._release()
 
@@ -296,7 +296,7 @@ class InPlace:
 
 
 def _read_record(folder: Path) -> dict[str, Any]:
-    record = json.loads((folder / "record.json").read_bytes())
+    record = json.loads((folder / INPLACE_RECORD_NAME).read_bytes())
     if not isinstance(record, dict) or record.get("schema") not in _READABLE:
         raise ValueError(f"schema {record.get('schema') if isinstance(record, dict) else None!r}")
     return record
@@ -322,7 +322,7 @@ def _pending_record(tools_dir: Path, result: Recovery) -> Any:
     """The folder of a pending record, held under its lock; None when there is none, or
     while a live run holds it (then ``result.busy``)."""
     folder = _dir(tools_dir)
-    if not (folder / "record.json").exists():
+    if not (folder / INPLACE_RECORD_NAME).exists():
         yield None
         return
     with _locked(folder) as fd:
@@ -334,7 +334,7 @@ def _pending_record(tools_dir: Path, result: Recovery) -> Any:
 
 
 def _drop_record(folder: Path) -> None:
-    os.unlink(folder / "record.json")
+    os.unlink(folder / INPLACE_RECORD_NAME)
     shutil.rmtree(folder / "blobs", ignore_errors=True)
 
 
@@ -347,7 +347,7 @@ def recover(root: Path, tools_dir: Path) -> Recovery:
     with _pending_record(tools_dir, result) as folder:
         if folder is None:
             return result
-        where = str(folder / "record.json")
+        where = str(folder / INPLACE_RECORD_NAME)
         try:
             record = _read_record(folder)
             legacy = record["schema"] != SCHEMA
@@ -395,7 +395,7 @@ def recover(root: Path, tools_dir: Path) -> Recovery:
         if conflicts:
             record["schema"] = SCHEMA
             record["conflicts"] = [c.record() for c in conflicts]
-            write_atomic(folder / "record.json", json.dumps(record, indent=1).encode())
+            write_atomic(folder / INPLACE_RECORD_NAME, json.dumps(record, indent=1).encode())
             result.conflicts = conflicts
             return result
         if not result.restored:
@@ -414,7 +414,7 @@ def discard(root: Path, tools_dir: Path) -> Recovery:
     with _pending_record(tools_dir, result) as folder:
         if folder is None:
             return result
-        where = str(folder / "record.json")
+        where = str(folder / INPLACE_RECORD_NAME)
         kept: list[str] = []
         try:
             record = _read_record(folder)
