@@ -6,8 +6,10 @@ this CPU offers, each in its own process, with torch's ATen kernels held to that
 (``ATEN_CPU_CAPABILITY``) and MKL's transcendental functions to the matching instruction set
 (``MKL_ENABLE_INSTRUCTIONS``; torch routes ``exp``/``erf`` over large tensors through MKL, which
 picks its own code path by CPU), so a machine with AVX-512 also answers for an AVX2 machine and
-a plain SSE one. Every width must report the same bytes and verdicts. A width the CPU lacks
-falls back to one it has, and is counted once.
+a plain SSE one. Every width must report the same bytes and verdicts. Only the widths up to
+the one torch detects on this CPU are run: torch does not fall back from a width the CPU lacks
+(``ATEN_CPU_CAPABILITY=avx512`` on an AVX2-only CPU stops the process with SIGILL), and MKL
+lowers only as far as the CPU goes.
 """
 
 from __future__ import annotations
@@ -23,8 +25,43 @@ import yaml
 from tests.numerics.margins import assert_clear_of_the_cut
 
 ROOT = Path(__file__).resolve().parents[2]
-# (ATen capability, the MKL instruction set of a CPU of that width)
-WIDTHS = (("default", "SSE4_2"), ("avx2", "AVX2"), ("avx512", "AVX512"))
+# (ATen capability, the MKL instruction set of a CPU of that width, what torch then reports),
+# narrowest first
+WIDTHS = (
+    ("default", "SSE4_2", "DEFAULT"),
+    ("avx2", "AVX2", "AVX2"),
+    ("avx512", "AVX512", "AVX512"),
+)
+
+
+def native_capability() -> str:
+    """The widest vector width torch finds on this CPU (``ATEN_CPU_CAPABILITY`` unset)."""
+    env = {k: v for k, v in os.environ.items() if k != "ATEN_CPU_CAPABILITY"}
+    proc = subprocess.run(
+        [sys.executable, "-c", "import torch; print(torch.backends.cpu.get_cpu_capability())"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        stdin=subprocess.DEVNULL,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return proc.stdout.split()[-1]
+
+
+def offered(native: str) -> list[tuple[str, str]]:
+    """The widths this CPU offers: those up to ``native`` (a CPU of another family, which
+    reports none of them: the plain build alone)."""
+    names = [reported for _, _, reported in WIDTHS]
+    top = names.index(native) if native in names else 0
+    return [(aten, mkl) for aten, mkl, _ in WIDTHS[: top + 1]]
+
+
+def test_the_widths_run_are_those_the_cpu_offers() -> None:
+    assert offered("DEFAULT") == [("default", "SSE4_2")]
+    assert offered("AVX2") == [("default", "SSE4_2"), ("avx2", "AVX2")]
+    assert [aten for aten, _ in offered("AVX512")] == ["default", "avx2", "avx512"]
+    assert offered("SVE256") == [("default", "SSE4_2")]
 
 
 def probe(aten: str, mkl: str) -> dict:
@@ -44,10 +81,12 @@ def probe(aten: str, mkl: str) -> dict:
 
 def test_every_vector_width_gives_the_same_bytes_and_verdicts() -> None:
     reports: dict[str, dict] = {}
-    for aten, mkl in WIDTHS:
+    native = native_capability()
+    for aten, mkl in offered(native):
         report = probe(aten, mkl)
         reports.setdefault(report["capability"], report)
     assert "DEFAULT" in reports  # the plain build is always there to compare with
+    assert native in reports or native not in {reported for *_, reported in WIDTHS}
     (first_width, first), *rest = reports.items()
     for width, report in rest:
         for part in first["same"]:
