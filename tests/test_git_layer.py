@@ -371,3 +371,57 @@ def test_the_index_view_agrees_with_git_ls_files_in_a_conflict(repo: Repo) -> No
         (mode, sha, path) for mode, sha, stage, path in listing if stage == "0"
     ]
     assert git.index_modes(["a.txt", "c.txt", "gone.txt"]) == {"c.txt": "100644"}
+
+
+def test_the_index_views_symlinks_and_submodules_agree_with_git_ls_files(repo: Repo) -> None:
+    # A symlink first in index order (the listing's first record), one inside a folder, a
+    # submodule (a gitlink entry), an executable file, and a symlink that conflicts in a
+    # merge (its stages 1-3 are not stage 0).
+    repo.commit("Root\n\nBody.\n", {"b.txt": "b\n", "run.sh": "#!/bin/sh\n", "z.txt": "z\n"})
+    repo.git("update-index", "--chmod=+x", "run.sh")
+    (repo.path / "a-link").symlink_to("b.txt")
+    (repo.path / "d").mkdir()
+    (repo.path / "d/in-link").symlink_to("../z.txt")
+    (repo.path / "torn").symlink_to("b.txt")
+    repo.git("add", "a-link", "d/in-link", "torn")
+    sub = repo.head()
+    repo.git("update-index", "--add", "--cacheinfo", f"160000,{sub},vendor/sub")
+    repo.git("commit", "-q", "-m", "Special entries\n\nBody.")
+    repo.branch("side")
+    (repo.path / "torn").unlink()
+    (repo.path / "torn").symlink_to("run.sh")
+    repo.git("add", "torn")
+    repo.git("commit", "-q", "-m", "Side\n\nBody.")
+    repo.checkout("main")
+    (repo.path / "torn").unlink()
+    (repo.path / "torn").symlink_to("z.txt")
+    repo.git("add", "torn")
+    repo.git("commit", "-q", "-m", "Main\n\nBody.")
+    repo.git("merge", "-q", "side", check=False)
+    listing = [line.split(maxsplit=3) for line in repo.git("ls-files", "-s").splitlines()]
+    assert listing[0][3] == "a-link" and {s for _, _, s, p in listing if p == "torn"} == {
+        "1",
+        "2",
+        "3",
+    }
+    git = Git(repo.path)
+    stage0 = [(mode, path) for mode, _, stage, path in listing if stage == "0"]
+    assert git.index_special() == {
+        path: mode.encode() for mode, path in stage0 if mode in ("120000", "160000")
+    }
+    assert git.index_special() == {
+        "a-link": b"120000",
+        "d/in-link": b"120000",
+        "vendor/sub": b"160000",
+    }
+    assert git.index_regular_files() == [
+        path for mode, path in stage0 if mode in ("100644", "100755")
+    ]
+    assert git.index_regular_files() == ["b.txt", "run.sh", "z.txt"]
+
+
+def test_an_index_of_regular_files_alone_lists_every_path(repo: Repo) -> None:
+    repo.commit("Root\n\nBody.\n", {f"src/f{i}.cc": f"// {i}\n" for i in range(30)})
+    git = Git(repo.path)
+    assert git.index_special() == {}
+    assert git.index_regular_files() == repo.git("ls-files").splitlines()

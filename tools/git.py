@@ -229,9 +229,34 @@ _IndexEntry = tuple[bytes, bytes, bytes, str]  # mode, object id, stage, path
 _FEW_OBJECTS = 16
 
 
+# The modes of index entries that are no regular file: a symlink and a submodule (gitlink).
+_SPECIAL_MODES = (b"120000", b"160000")
+
+
+def _special_entries(raw: bytes) -> dict[str, bytes]:
+    """path -> mode of the stage-0 symlinks and submodules of a ``git ls-files -s -z``
+    listing. They are rare, so they are found by searching the listing for their modes, not
+    by a test of each of 20,000 entries (a record starts the listing or follows a NUL, which
+    no path holds)."""
+    found: dict[str, bytes] = {}
+    for mode in _SPECIAL_MODES:
+        starts = [0] if raw.startswith(mode + b" ") else []
+        at = raw.find(b"\0" + mode + b" ")
+        while at != -1:
+            starts.append(at + 1)
+            at = raw.find(b"\0" + mode + b" ", at + 1)
+        for start in starts:
+            end = raw.find(b"\0", start)
+            meta, _, name = raw[start : end if end != -1 else len(raw)].partition(b"\t")
+            if meta.endswith(b" 0"):
+                found[name.decode(_ENC, _ERRORS)] = mode
+    return found
+
+
 class _IndexView:
     """The index as ``git ls-files -s -z`` lists it: path -> (mode, object id) of its
-    stage-0 entries in index order, built in one pass, and its unmerged entries."""
+    stage-0 entries in index order, built in one pass, its unmerged entries, and its stage-0
+    symlinks and submodules (``special``: path -> mode)."""
 
     def __init__(self, raw: bytes):
         self.stage0: dict[str, tuple[bytes, bytes]] = {}
@@ -248,6 +273,7 @@ class _IndexView:
                 else:
                     self.unmerged.append((mode, sha, stage, name.decode(_ENC, _ERRORS)))
                     self._after.append(len(stage0))
+        self.special = _special_entries(raw)
 
     def entries(self) -> list[_IndexEntry]:
         """Every entry in index order: the stage-0 entries, and in a conflict the unmerged
@@ -549,6 +575,19 @@ class Git:
         for mode, _, _, path in view.entries():
             modes.setdefault(path, mode.decode())
         return modes
+
+    def index_special(self) -> dict[str, bytes]:
+        """The index's stage-0 entries that are no regular file, path -> mode as git prints
+        it: symlinks (``120000``) and submodules (``160000``)."""
+        return dict(self._index().special)
+
+    def index_regular_files(self) -> list[str]:
+        """The paths of the index's stage-0 regular files (modes ``100644`` and ``100755``),
+        in index order."""
+        view = self._index()
+        if not view.special:
+            return list(view.stage0)
+        return list(itertools.filterfalse(view.special.__contains__, view.stage0))
 
     def index_modes(self, paths: Iterable[str]) -> dict[str, str]:
         """The modes of those of ``paths`` the index holds at stage 0 (as git prints them)."""

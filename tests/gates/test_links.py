@@ -297,6 +297,19 @@ def test_symlinks_are_not_followed(repo: Repo) -> None:
         assert (code, gate["findings"]) == (0, [])
 
 
+def test_a_link_into_a_submodule_is_not_judged_and_one_beside_it_is(repo: Repo) -> None:
+    make(repo, "# P\n[in](../vendor/lib/README.md) [beside](../vendor/libx/README.md)\n")
+    # A submodule as a gitlink entry: its files are in another repository, never read here.
+    sub = repo.head()
+    repo.git("update-index", "--add", "--cacheinfo", f"160000,{sub},vendor/lib")
+    repo.git("commit", "-q", "-m", "Submodule\n\nBody.")
+    for args in ((), ("--staged",)):
+        code, gate = check(repo, *args)
+        assert code == 1, args
+        assert [(f["rule"], f["line"]) for f in gate["findings"]] == [("link-broken", 2)], args
+        assert "vendor/libx/README.md" in gate["findings"][0]["message"], args
+
+
 def test_bad_config_is_exit_2(repo: Repo) -> None:
     make(repo, "# P\n", paths=["../**/*.md"])
     run = repo.tools("links", "check")

@@ -207,6 +207,22 @@ def test_a_symlink_to_a_file_outside_the_repository_is_never_read(
         assert counts(run)["kcuda"] == 0, args
 
 
+def test_a_submodule_and_a_symlink_in_the_index_are_not_read(repo: Repo) -> None:
+    start(repo, {"src/a.cc": CLEAN})
+    (repo.path / "src/link.cc").symlink_to("a.cc")
+    repo.git("add", "src/link.cc")
+    # A gitlink whose path the ratchet includes: its object is a commit, not a file here.
+    commit = repo.head()
+    repo.git("update-index", "--add", "--cacheinfo", f"160000,{commit},src/kCUDA.cc")
+    repo.git("commit", "-q", "-m", "Special entries\n\nBody.")
+    for args in (("--staged",), ("--rev", "HEAD"), ()):
+        run = check(repo, *args)
+        assert run.exit_code == 0, (args, run.stdout, run.stderr)
+        assert counts(run)["kcuda"] == 0, args
+        if args:  # from git's objects: the two entries are not in the ratchet's scope
+            assert gate(run)["stats"]["ratchets"]["device-leakage"]["files"] == 1, args
+
+
 def test_a_tracked_file_under_a_symlinked_folder_is_not_read(repo: Repo, tmp_path: Path) -> None:
     start(repo, {"src/d/a.cc": CLEAN, "src/b.cc": CLEAN})
     outside = tmp_path / "elsewhere"

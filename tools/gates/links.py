@@ -108,11 +108,19 @@ class _Tree:
         if not self.staged:
             for path in ctx.git.untracked_files():
                 self.entries.setdefault(path, (b"", b""))
-        self.submodules = [p + "/" for p, (mode, _) in self.entries.items() if mode == _SUBMODULE]
+        self._submodules: list[str] | None = None  # read on the first link to no file
         self._dirs: set[str] | None = None  # built on the first link to a folder
         self._lines: dict[str, list[str] | None] = {}
         self._docs: dict[str, markdown.Document] = {}
         self._anchors: dict[str, set[str] | None] = {}
+
+    @property
+    def submodules(self) -> list[str]:
+        """The index's submodules, each as a folder prefix (``sub/``)."""
+        if self._submodules is None:
+            special = self.ctx.git.index_special()
+            self._submodules = [p + "/" for p, mode in special.items() if mode == _SUBMODULE]
+        return self._submodules
 
     @property
     def dirs(self) -> set[str]:

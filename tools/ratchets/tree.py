@@ -52,7 +52,9 @@ class Tree:
     def paths(self) -> list[str]:
         """The tracked paths of this tree that may hold a file (links and submodules of the
         index or a commit left out; on disk a path is judged when it is read)."""
-        if self.rev or self.staged:
+        if self.staged:
+            return self.git.index_regular_files()
+        if self.rev:
             return [p for p, (mode, _) in self._load().items() if mode in _REGULAR]
         if self._modes is None:
             self._modes = self.git.tracked_modes()
