@@ -25,7 +25,7 @@ MAX_DEPTH = 100
 MAX_NODES = 100_000
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class _Open:
     """A collection being read: its anchor (if any) and the nodes it expands to so far."""
 

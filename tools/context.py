@@ -22,7 +22,7 @@ from tools.options import Options
 __all__ = ["Context", "Options", "RangeSelection"]
 
 
-@dataclass
+@dataclass(eq=False)
 class RangeSelection:
     """Which commits a range gate judges, or why it cannot judge any."""
 

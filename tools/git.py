@@ -115,7 +115,7 @@ class RawChange(NamedTuple):
     path: str
 
 
-@dataclass
+@dataclass(eq=False)
 class MergeTree:
     """git's merge of two commits: the tree it wrote and the paths it left in conflict."""
 
@@ -123,7 +123,7 @@ class MergeTree:
     conflicted: list[str]
 
 
-@dataclass
+@dataclass(eq=False)
 class Hunk:
     """One hunk of a ``-U0`` patch: where it starts on each side and the lines it removes
     and adds (without their ``-``/``+``)."""
@@ -136,7 +136,7 @@ class Hunk:
     added: list[bytes] = field(default_factory=list)
 
 
-@dataclass
+@dataclass(eq=False)
 class FilePatch:
     binary: bool = False
     hunks: list[Hunk] = field(default_factory=list)
@@ -1014,7 +1014,7 @@ def _header_path(line: bytes) -> str | None:
     return decode(name)
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class _Section:
     """One file of a ``-p`` patch: the commit it belongs to (``diff-tree --stdin``), its path
     from the ``diff --git`` header (None when the header names two paths, a rename) and from

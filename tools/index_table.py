@@ -94,7 +94,7 @@ class BodyLine(NamedTuple):
     text: str
 
 
-@dataclass
+@dataclass(eq=False)
 class Table:
     """The parsed index. Rows are kept compact: their issue numbers and line numbers in file
     order (``row_keys``, ``row_lines``); :attr:`rows` builds the full :class:`Row` objects

@@ -112,7 +112,7 @@ class Row(NamedTuple):
     codes: tuple[str, ...] = ()
 
 
-@dataclass
+@dataclass(eq=False)
 class Table:
     """A GFM table: its header row and body rows, which end at a blank line or a new block."""
 
@@ -138,7 +138,7 @@ class Item(NamedTuple):
     end: int
 
 
-@dataclass
+@dataclass(eq=False)
 class Document:
     """One parsed markdown document (read-only: the last parse is shared, see :func:`parse`)."""
 

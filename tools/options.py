@@ -16,14 +16,14 @@ class RatchetRequest(NamedTuple):
     report: bool = False  # add the per-file table
 
 
-@dataclass
+@dataclass(eq=False)
 class MessageCache:
     """What one invocation read once and shares between its gates."""
 
     message_bytes: bytes | None = None  # the bytes of --message-file (``-``: stdin)
 
 
-@dataclass
+@dataclass(eq=False)
 class Options:
     """What the user asked for on the command line (already merged: global + local)."""
 

@@ -105,7 +105,7 @@ _SHOWN_PATHS = 20  # triggering paths named in one finding; the rest are counted
 _ONE_CODE = re.compile(r"`([^`]+)`")  # a cell that is one single-backtick code span
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class _Step:
     """One change judged: a commit against its parent, or the index against HEAD."""
 
@@ -126,7 +126,7 @@ class _RowTrigger(NamedTuple):
     spec: RowSpec
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class _DocsRule:
     name: str
     when: Globs

@@ -197,7 +197,7 @@ def _sums(hunks: list[Hunk]) -> tuple[int, int]:
     return sum(h.new_count for h in hunks), sum(h.old_count for h in hunks)
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class _Merge:
     commit: Commit
     tree: str

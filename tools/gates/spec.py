@@ -143,7 +143,7 @@ def _under(folder: str, path: str) -> bool:
     return folder in ("", ".") or path == folder or path.startswith(folder + "/")
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class _Spec:
     path: str
     lines: list[str]

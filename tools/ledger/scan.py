@@ -500,7 +500,7 @@ def read_locked(path: Path) -> Iterator[tuple[int, int]]:
 CACHE_SCHEMA = "tools.ledger-verified/1"
 
 
-@dataclass
+@dataclass(eq=False)
 class Verified:
     """A leading part of a ledger (``size`` bytes, one record a line, ``raw_ids`` their ids
     as 32 raw bytes each) known to hold only well-formed records whose ids recompute, none

@@ -47,7 +47,7 @@ class Appended(list):  # type: ignore[type-arg]
         self.notices: list[str] = list(notices)
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class _Prepared:
     records: list[dict[str, Any]] = field(default_factory=list)
     lines: list[bytes] = field(default_factory=list)

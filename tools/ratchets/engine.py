@@ -43,7 +43,7 @@ from tools.repo_paths import is_repo_relative
 _TAG_ISSUE = re.compile(r"#?([0-9]+)")
 
 
-@dataclass
+@dataclass(eq=False)
 class Ratchet:
     """One configured ratchet, ready to count."""
 
@@ -110,7 +110,7 @@ class MarkerUse(NamedTuple):
     tag: str
 
 
-@dataclass
+@dataclass(eq=False)
 class Count:
     """One ratchet counted over one tree."""
 
@@ -320,7 +320,7 @@ def tag_known(tag: str, known: tuple[set[str], set[int]]) -> bool:
     return tag in known[0]
 
 
-@dataclass
+@dataclass(eq=False)
 class TreeStats:
     files: int = 0  # files read
     binary: int = 0

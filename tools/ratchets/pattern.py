@@ -68,7 +68,7 @@ def lines_with(text: str, literal: str | None) -> Iterator[tuple[int, str]]:
 
 
 # -- buckets and markers ------------------------------------------------------------------------
-@dataclass
+@dataclass(eq=False)
 class Bucket:
     name: str
     pattern: str
@@ -79,7 +79,7 @@ class Bucket:
     guards: GuardSet | None = None  # outside_guards: sites inside such a guard do not count
 
 
-@dataclass
+@dataclass(eq=False)
 class Marker:
     pattern: str
     regex: re.Pattern[str]
@@ -97,7 +97,7 @@ def compile_regex(pattern: str, where: str) -> re.Pattern[str]:
         ) from None
 
 
-@dataclass
+@dataclass(eq=False)
 class FileScan:
     """What one file holds: sites per bucket (line, line text) and markers (line, tag)."""
 

@@ -61,7 +61,7 @@ class Finding:
         return out
 
 
-@dataclass
+@dataclass(eq=False)
 class GateResult:
     """One gate's verdict. ``status`` is derived unless the gate skipped."""
 
@@ -124,7 +124,7 @@ class GateResult:
         }
 
 
-@dataclass
+@dataclass(eq=False)
 class Report:
     """The gates a command ran; their statuses make its verdict and exit code."""
 
