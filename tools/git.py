@@ -22,7 +22,6 @@ from __future__ import annotations
 import functools
 import itertools
 import os
-import re
 import subprocess
 import threading
 import weakref
@@ -33,6 +32,7 @@ from typing import IO, NamedTuple
 
 from tools.background import Background
 from tools.errors import UsageError
+from tools.lazy_regex import LazyRegex
 
 _ENC = "utf-8"
 _ERRORS = "surrogateescape"
@@ -946,7 +946,7 @@ _C_ESCAPES = {
     b'"': b'"',
     b"\\": b"\\",
 }
-_C_ESCAPE = re.compile(rb'\\([0-3][0-7][0-7]|[abtnvfr"\\])')
+_C_ESCAPE = LazyRegex(rb'\\([0-3][0-7][0-7]|[abtnvfr"\\])')
 
 
 def unquote_c(raw: bytes) -> bytes:
@@ -965,7 +965,7 @@ def unquote_c(raw: bytes) -> bytes:
     end = masked.find(b'"')
     if end < 0:
         return raw
-    parts = _C_ESCAPE.split(body[:end])  # text, escape, text, …: no call per escape
+    parts = _C_ESCAPE.compiled.split(body[:end])  # text, escape, text, …: no call per escape
     parts[1::2] = [_C_ESCAPES[code] for code in parts[1::2]]
     return b"".join(parts)
 

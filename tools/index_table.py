@@ -21,14 +21,15 @@ from typing import NamedTuple
 
 from tools.appendonly import Entry
 from tools.git import decode, encode
+from tools.lazy_regex import LazyRegex
 from tools.lines import split_lines
 
 HEADER = ("issue", "row", "title", "kind")
 HEADER_LINE = "| Issue | Row | Title | Kind |"
 DELIMITER_LINE = "|---|---|---|---|"
 NO_ROW = "—"
-ROW_ID = re.compile(r"[A-Z0-9][A-Za-z0-9_.-]*")
-_ISSUE = re.compile(r"#(\d+)|\[#(\d+)\]\([^()\s]+\)")
+ROW_ID = LazyRegex(r"[A-Z0-9][A-Za-z0-9_.-]*")
+_ISSUE = LazyRegex(r"#(\d+)|\[#(\d+)\]\([^()\s]+\)")
 _DELIM_CELL = re.compile(r":?-+:?")
 # A run of backslashes and the one character after it (a pipe too: GFM's escaped pipe), then
 # plain text; unambiguous, so no backtracking.
@@ -40,8 +41,7 @@ _ROW_TEXT = (
     r"\|[ \t]*([A-Z0-9][A-Za-z0-9_.-]*|—)[ \t]*"
     rf"\|({_CELL_TEXT})\|({_CELL_TEXT})\|[ \t\r]*"
 )
-_ROW_FAST = re.compile(_ROW_TEXT)
-_ROW_LINE = re.compile(rf"^{_ROW_TEXT}$", re.MULTILINE)
+_ROW_FAST = LazyRegex(_ROW_TEXT)
 # The same rows as bytes, for reading a whole body in one call. Stricter than _ROW_TEXT where
 # str and bytes patterns differ: digits, the link target and the first character of Title and
 # Kind (which must prove that ``strip()`` leaves the cell non-empty) are ASCII only; a line
@@ -60,7 +60,7 @@ _KEYS = re.compile(rb"\n[ \t]*+\|[ \t]*+\[?#([0-9]++)")
 _CHUNK = 1 << 20
 _ASCII_BLANKS = b" \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f"
 # Cheap: the issue number of anything that looks like a row (used only to subtract sets).
-_ROW_KEY = re.compile(r"^[ \t]*\|[ \t]*\[?#(\d+)", re.MULTILINE)
+_ROW_KEY = LazyRegex(r"^[ \t]*\|[ \t]*\[?#(\d+)", re.MULTILINE)
 
 
 class Row(NamedTuple):
@@ -260,7 +260,7 @@ def split_cells(line: str) -> list[str] | None:
 
 def parse_row(line: str, line_no: int) -> Row | str:
     """A row, or why the line is not one."""
-    m = _ROW_FAST.fullmatch(line)
+    m = _ROW_FAST.compiled.fullmatch(line)
     if m:
         title, kind = m.group(5).strip(), m.group(6).strip()
         if title and kind:
@@ -272,10 +272,10 @@ def parse_row(line: str, line_no: int) -> Row | str:
     if len(cells) != 4:
         return f"{len(cells)} cells, expected 4 (Issue | Row | Title | Kind); escape a pipe as \\|"
     issue, row, title, kind = cells
-    m = _ISSUE.fullmatch(issue)
+    m = _ISSUE.compiled.fullmatch(issue)
     if not m:
         return f"Issue cell {issue!r} is not #N or [#N](link)"
-    if row != NO_ROW and not ROW_ID.fullmatch(row):
+    if row != NO_ROW and not ROW_ID.compiled.fullmatch(row):
         return f"Row cell {row!r} is not a row id ([A-Z0-9][A-Za-z0-9_.-]*) or {NO_ROW}"
     if not title:
         return "empty Title cell"
@@ -426,13 +426,13 @@ def _scan_body(table: Table, raw: bytes, pos: int, end: int, line_no: int) -> No
 
 def quick_keys(text: str) -> set[int]:
     """Issue numbers of every line that looks like a row, without parsing the table."""
-    return {int(k) for k in _ROW_KEY.findall(text)}
+    return {int(k) for k in _ROW_KEY.compiled.findall(text)}
 
 
 # A pipe and the run of backslashes before it; the lookbehind starts a match only at the start
 # of a run, so a long run without a pipe after it is passed over once, not once per backslash.
-_PIPE_RUN = re.compile(r"(?<!\\)(\\*)\|")
-_ESCAPED_RUN = re.compile(r"(?<!\\)\\+\|")
+_PIPE_RUN = LazyRegex(r"(?<!\\)(\\*)\|")
+_ESCAPED_RUN = LazyRegex(r"(?<!\\)\\+\|")
 
 
 def escape_cell(text: str) -> str:
@@ -444,7 +444,7 @@ def escape_cell(text: str) -> str:
         return text.replace("|", "\\|")
     if "\\\\|" not in text:  # at most one backslash before each pipe: 2n + 1 of them
         return text.replace("\\|", "\\\\|").replace("|", "\\|")
-    return _PIPE_RUN.sub(r"\1\1\\|", text)
+    return _PIPE_RUN.compiled.sub(r"\1\1\\|", text)
 
 
 def unescape_cell(text: str) -> str:
@@ -455,7 +455,7 @@ def unescape_cell(text: str) -> str:
         return text
     if "\\\\|" not in text:  # every escaped pipe has one backslash: drop it, in C
         return text.replace("\\|", "|")
-    return _ESCAPED_RUN.sub(lambda m: "\\" * ((len(m.group()) - 2) // 2) + "|", text)
+    return _ESCAPED_RUN.compiled.sub(lambda m: "\\" * ((len(m.group()) - 2) // 2) + "|", text)
 
 
 def render_row(issue: int, row: str, title: str, kind: str) -> str:

@@ -29,6 +29,7 @@ import pyromark
 
 from tools import lines as text_lines
 from tools.errors import UsageError
+from tools.lazy_regex import LazyRegex
 
 _O = pyromark.Options
 # GitHub's extensions. Heading attributes ({#id}), math and smart punctuation stay off: GitHub
@@ -558,7 +559,7 @@ def _attributes(text: str, i: int, at: int, line: int, doc: Document) -> int:
     regex whose parts cannot overlap (no backtracking)."""
     found: list[str] = []
     while True:
-        m = _ATTRIBUTE.match(text, i)
+        m = _ATTRIBUTE.compiled.match(text, i)
         if m is None:
             break
         if m.group(1).lower() in ("id", "name"):
@@ -566,7 +567,7 @@ def _attributes(text: str, i: int, at: int, line: int, doc: Document) -> int:
             if value:
                 found.append(_unescape(value))
         i = m.end()
-    m = _TAG_END.match(text, i)
+    m = _TAG_END.compiled.match(text, i)
     if m is None:
         # No ">" (or an unclosed quote): no tag here; stop the piece, so that no later "<"
         # inside the quote is tried again (which would make the scan quadratic).
@@ -580,11 +581,11 @@ def _attributes(text: str, i: int, at: int, line: int, doc: Document) -> int:
     return i
 
 
-_ATTRIBUTE = re.compile(
+_ATTRIBUTE = LazyRegex(
     r"""[ \t\r\n]+([^ \t\r\n"'>/=]+)"""  # the name
     r"""(?:[ \t\r\n]*=[ \t\r\n]*(?:"([^"]*)"|'([^']*)'|([^ \t\r\n"'=<>`]+)))?"""  # the value
 )
-_TAG_END = re.compile(r"[ \t\r\n]*/?>")
+_TAG_END = LazyRegex(r"[ \t\r\n]*/?>")
 
 
 def _unescape(value: str) -> str:
@@ -599,11 +600,11 @@ def _unescape(value: str) -> str:
 
 def _tag_anchors(tag: str, line: int, doc: Document) -> None:
     """The anchors named by one inline tag (the parser has checked its syntax)."""
-    name = _TAG_NAME.match(tag)
+    name = _TAG_NAME.compiled.match(tag)
     if name is None:
         return
     found = []
-    for m in _ATTRIBUTE.finditer(tag, name.end()):
+    for m in _ATTRIBUTE.compiled.finditer(tag, name.end()):
         if m.group(1).lower() in ("id", "name"):
             value = m.group(2) or m.group(3) or m.group(4)
             if value:
@@ -613,7 +614,7 @@ def _tag_anchors(tag: str, line: int, doc: Document) -> None:
         doc.html_anchors.append(Anchor(line, value, element, "html"))
 
 
-_TAG_NAME = re.compile(r"<[A-Za-z][A-Za-z0-9-]*")
+_TAG_NAME = LazyRegex(r"<[A-Za-z][A-Za-z0-9-]*")
 
 
 def parse(text: str, *, where: str | None = None) -> Document:

@@ -91,7 +91,7 @@ def index_append(
     if issue < 1:
         raise UsageError("must be a positive issue number", where="--issue")
     row = row.strip()
-    if row != index_table.NO_ROW and not index_table.ROW_ID.fullmatch(row):
+    if row != index_table.NO_ROW and not index_table.ROW_ID.compiled.fullmatch(row):
         raise UsageError(
             f"{row!r} is not a row id",
             where="--row",

@@ -26,6 +26,7 @@ from tools.config_model import CheckpointRule, StatusMatrix
 from tools.gates.commit_range import RANGE_EMPTY, range_commits
 from tools.git import Change, Commit, decode
 from tools.globs import Globs
+from tools.lazy_regex import LazyRegex
 from tools.report import GateResult, Rule, declare
 
 if TYPE_CHECKING:
@@ -102,7 +103,7 @@ RULES = declare(
 )
 
 _SHOWN_PATHS = 20  # triggering paths named in one finding; the rest are counted
-_ONE_CODE = re.compile(r"`([^`]+)`")  # a cell that is one single-backtick code span
+_ONE_CODE = LazyRegex(r"`([^`]+)`")  # a cell that is one single-backtick code span
 
 
 @dataclass(eq=False, repr=False)
@@ -364,7 +365,7 @@ def _cell_state(row: markdown.Row, index: int | None, states: frozenset[str]) ->
     if "`" not in cell:
         found: list[str] = []
     else:
-        one = _ONE_CODE.fullmatch(cell.strip())
+        one = _ONE_CODE.compiled.fullmatch(cell.strip())
         # The common cell, one code span and nothing else, is read without a parse.
         texts = [one.group(1).strip(" \t")] if one else markdown.code_texts(cell)
         found = [tok for tok in texts if tok in states]
@@ -455,13 +456,6 @@ def row_moves(old: str | None, new: str, spec: RowSpec) -> list[Move]:
         elif row.state is not None:
             moves.append(Move(row, None, True, tables))
     return moves
-
-
-def matrix_moves(
-    old: str | None, new: str, states: frozenset[str]
-) -> list[tuple[MatrixRow, str | None]]:
-    """Rows of ``new`` that moved (default key and state columns), each with its old state."""
-    return [(m.row, m.before) for m in row_moves(old, new, RowSpec(states))]
 
 
 def now_is_filled(text: str) -> bool | None:

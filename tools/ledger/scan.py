@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, NamedTuple, cast
 
 from tools.fsio import write_cache
+from tools.lazy_regex import LazyRegex
 from tools.ledger.record import (
     RULE_MALFORMED,
     RULE_TAMPERED,
@@ -223,12 +224,12 @@ _LONG_STRING = 1 << 16
 # quote, the backslash and control characters are escaped, the short forms where JSON has
 # them); else any string token (group 2); else a lone quote (an unterminated string). One
 # pass tells both where a string ends and whether its text is canonical.
-_STRING = re.compile(
+_STRING = LazyRegex(
     rb'("[^"\\\x00-\x1f]*+(?:\\(?:["\\bfnrt]|u00(?:0[0-7bef]|1[0-9a-f]))[^"\\\x00-\x1f]*+)*+")'
     rb'|("[^"\\]*+(?:\\.[^"\\]*+)*+")|"',
     re.DOTALL,
 )
-_KEY_AFTER = re.compile(rb"[ \t\r\n]*+:")
+_KEY_AFTER = LazyRegex(rb"[ \t\r\n]*+:")
 
 
 class _Large:
@@ -304,11 +305,11 @@ def _scan_large(line_no: int, raw: bytes) -> Scanned:
     nonce = os.urandom(8).hex().encode("ascii")
     mark = b'"\\u0001' + nonce + b":"
     at = 0
-    for m in _STRING.finditer(raw, 0, end):
+    for m in _STRING.compiled.finditer(raw, 0, end):
         a, b = m.span()
         if m.lastindex is None:
             return _scan_one(line_no, raw)  # unterminated: the parser says so
-        if b - a < _LONG_STRING or _KEY_AFTER.match(raw, b, end):
+        if b - a < _LONG_STRING or _KEY_AFTER.compiled.match(raw, b, end):
             continue  # short, or a key (keys decide the order): kept in the skeleton
         parts.append(raw[at:a])
         parts.append(mark + b"%d" % len(spans) + b'"')

@@ -11,7 +11,6 @@ from __future__ import annotations
 import functools
 import itertools
 import operator
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -26,6 +25,7 @@ from tools.config_model import (
 from tools.errors import UsageError
 from tools.git import GitError, decode
 from tools.globs import Globs
+from tools.lazy_regex import LazyRegex
 from tools.ratchets import baseline as baseline_mod
 from tools.ratchets import markdown_measures as md_kind
 from tools.ratchets.guards import GuardSet
@@ -40,7 +40,7 @@ from tools.ratchets.pattern import (
 from tools.ratchets.tree import Tree
 from tools.repo_paths import is_repo_relative
 
-_TAG_ISSUE = re.compile(r"#?([0-9]+)")
+_TAG_ISSUE = LazyRegex(r"#?([0-9]+)")
 
 
 @dataclass(eq=False)
@@ -314,7 +314,7 @@ def known_tags(tree: Tree, index_path: str) -> tuple[set[str], set[int]]:
 
 
 def tag_known(tag: str, known: tuple[set[str], set[int]]) -> bool:
-    m = _TAG_ISSUE.fullmatch(tag)
+    m = _TAG_ISSUE.compiled.fullmatch(tag)
     if m is not None and int(m.group(1)) in known[1]:
         return True
     return tag in known[0]

@@ -27,16 +27,16 @@ import re
 from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 
-_DIRECTIVE = re.compile(
+from tools.lazy_regex import LazyRegex
+
+_DIRECTIVE = LazyRegex(
     r"^[ \t]*#[ \t]*(ifdef|ifndef|if|elifdef|elifndef|elif|else|endif)\b([^\n]*)", re.M
 )
-_DEFINED = re.compile(
-    r"\bdefined[ \t]*\([ \t]*([A-Za-z_]\w*)[ \t]*\)|\bdefined[ \t]+([A-Za-z_]\w*)"
-)
+_DEFINED = LazyRegex(r"\bdefined[ \t]*\([ \t]*([A-Za-z_]\w*)[ \t]*\)|\bdefined[ \t]+([A-Za-z_]\w*)")
 # After `defined(M)` became `M`: an identifier, a logical operator, a run of opening or of
 # closing parentheses, or a run of anything else (an operator, a number); blanks are skipped.
-_TOKEN = re.compile(r"([A-Za-z_]\w*)|(&&|\|\|)|(\(+)|(\)+)|([^\sA-Za-z_()&|]+|[&|])")
-_IDENT = re.compile(r"[A-Za-z_]\w*")
+_TOKEN = LazyRegex(r"([A-Za-z_]\w*)|(&&|\|\|)|(\(+)|(\)+)|([^\sA-Za-z_()&|]+|[&|])")
+_IDENT = LazyRegex(r"[A-Za-z_]\w*")
 _BLANKS = " \t\r\\"
 
 
@@ -62,14 +62,14 @@ def required_macros(expr: str) -> list[str]:
     group passes its requirement up is settled in one more pass over the groups. A malformed
     condition (an unbalanced parenthesis) requires nothing."""
     if "defined" in expr:
-        expr = _DEFINED.sub(_plain, expr)
+        expr = _DEFINED.compiled.sub(_plain, expr)
     if "(" not in expr and ")" not in expr:
         if "||" in expr:
             return []
         out = []
         for part in expr.split("&&"):
             part = part.strip(_BLANKS)
-            if _IDENT.fullmatch(part):
+            if _IDENT.compiled.fullmatch(part):
                 out.append(part)
         return out
     parent: list[int] = [-1]  # group -> the group it sits in
@@ -81,7 +81,7 @@ def required_macros(expr: str) -> list[str]:
     gids: list[int] = [0]
     items: list[int] = [0]
     first: list[str | int | None] = [None]
-    for m in _TOKEN.finditer(expr):
+    for m in _TOKEN.compiled.finditer(expr):
         kind = m.lastindex
         if kind == 1 or kind == 5:
             if items[-1] == 0:
@@ -143,7 +143,7 @@ class GuardSet:
 
 
 def _operand(rest: str) -> str | None:
-    m = _IDENT.match(rest.strip(_BLANKS))
+    m = _IDENT.compiled.match(rest.strip(_BLANKS))
     return m.group(0) if m else None
 
 
@@ -170,7 +170,7 @@ def guarded_lines(
     current = 0  # the mask of the innermost open branch (0: none guards)
     line, pos, consumed = 1, 0, -1
     count = text.count
-    for m in _DIRECTIVE.finditer(text):
+    for m in _DIRECTIVE.compiled.finditer(text):
         start = m.start()
         if start <= consumed:
             continue  # a continuation line of the directive before
