@@ -229,8 +229,10 @@ _IndexEntry = tuple[bytes, bytes, bytes, str]  # mode, object id, stage, path
 _FEW_OBJECTS = 16
 
 
-# The modes of index entries that are no regular file: a symlink and a submodule (gitlink).
-_SPECIAL_MODES = (b"120000", b"160000")
+# The modes of index entries that are no regular file, as git prints them: a symlink and a
+# submodule (gitlink).
+SYMLINK_MODE, SUBMODULE_MODE = b"120000", b"160000"
+_SPECIAL_MODES = (SYMLINK_MODE, SUBMODULE_MODE)
 
 
 def _special_entries(raw: bytes) -> dict[str, bytes]:

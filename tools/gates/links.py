@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from tools import markdown, mdlinks
 from tools.errors import UsageError
-from tools.git import decode
+from tools.git import SUBMODULE_MODE, SYMLINK_MODE, decode
 from tools.globs import Globs
 from tools.markdown import Link
 from tools.report import GateResult, Rule, declare
@@ -94,9 +94,6 @@ RULES = declare(NAME, [LINK_BROKEN, ANCHOR_MISSING, LINE_ANCHOR_OUT_OF_RANGE, LI
 _MARKDOWN = {".md", ".markdown", ".mdown", ".mkdn", ".mkd", ".mdwn"}
 
 
-_SYMLINK, _SUBMODULE = b"120000", b"160000"
-
-
 class _Tree:
     """The files judged and the paths links may name: the working tree or the index."""
 
@@ -119,7 +116,7 @@ class _Tree:
         """The index's submodules, each as a folder prefix (``sub/``)."""
         if self._submodules is None:
             special = self.ctx.git.index_special()
-            self._submodules = [p + "/" for p, mode in special.items() if mode == _SUBMODULE]
+            self._submodules = [p + "/" for p, mode in special.items() if mode == SUBMODULE_MODE]
         return self._submodules
 
     @property
@@ -142,7 +139,7 @@ class _Tree:
         """ "file", "dir", "submodule" (a path inside one: not judged) or None."""
         entry = self.entries.get(path)
         if entry is not None:
-            if entry[0] == _SUBMODULE:
+            if entry[0] == SUBMODULE_MODE:
                 return "submodule"
             if self.staged:
                 return "file"
@@ -159,7 +156,7 @@ class _Tree:
     def read(self, path: str) -> bytes | None:
         """A regular file's bytes (a symlink or a submodule: None, never followed)."""
         entry = self.entries.get(path)
-        if entry is None or entry[0] in (_SYMLINK, _SUBMODULE):
+        if entry is None or entry[0] in (SYMLINK_MODE, SUBMODULE_MODE):
             return None
         if self.staged:
             return self.ctx.git.object(entry[1].decode("ascii"))
