@@ -16,7 +16,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.conftest import Repo
-from tools.commit_messages import as_git_will_store, clean, comment_prefix, edited, effective_mode
+from tools.commit_messages import (
+    Cleaned,
+    as_git_will_store,
+    clean,
+    comment_prefix,
+    edited,
+    effective_mode,
+)
 from tools.git import Git, decode
 
 TEMPLATE = (
@@ -131,6 +138,13 @@ def test_cleaned_lines_map_back_to_the_file() -> None:
     cleaned = clean("\n\n# c\nSubject  \r\n\n\n\nBody\t\n# x\n\nKey: v\n", "strip")
     assert cleaned.text == "Subject\n\nBody\n\nKey: v\n"
     assert [cleaned.original_line(n) for n in (1, 3, 5)] == [4, 8, 11]
+
+
+def test_a_message_without_a_line_map_keeps_its_own_lines() -> None:
+    """``origin`` defaults to no map: each line is its own (the default was once a
+    dataclasses ``field`` object, which a named tuple keeps as the value itself)."""
+    bare = Cleaned("Subject\n")
+    assert bare.origin == () and bare.original_line(1) == 1 and bare.original_line(None) is None
 
 
 def test_a_collapsed_blank_line_maps_to_the_first_blank_it_stands_for() -> None:

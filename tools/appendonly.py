@@ -9,8 +9,6 @@ fingerprints. A byte-prefix test (the base's bytes are the start of the current 
 appends and tail-union merges leave them) settles the common case without keying the base.
 """
 
-from __future__ import annotations
-
 import bisect
 import hashlib
 import os
@@ -209,12 +207,12 @@ def losses(base: Iterable[Entry], now: Iterable[Entry]) -> list[Loss]:
 
 
 # -- where the current file comes from -------------------------------------------------------
-def head_explicit(ctx: Context) -> bool:
+def head_explicit(ctx: "Context") -> bool:
     """Whether ``--head`` names the state to judge (else the working tree, or the index)."""
     return bool(ctx.opts.head) and not ctx.opts.staged
 
 
-def read_now(ctx: Context, path: str) -> bytes | None:
+def read_now(ctx: "Context", path: str) -> bytes | None:
     """The file as judged now: the staged blob with --staged, the blob at --head when given,
     else the working tree file (what CI's checkout and a local run both hold)."""
     if head_explicit(ctx):
@@ -223,7 +221,7 @@ def read_now(ctx: Context, path: str) -> bytes | None:
     return ctx.read_current(path)
 
 
-def worktree_file(ctx: Context, path: str) -> Path | None:
+def worktree_file(ctx: "Context", path: str) -> Path | None:
     """The working-tree file to stream when it is what is judged now (no --staged, no
     --head) and it exists; else None (then use :func:`read_now`)."""
     if ctx.opts.staged or head_explicit(ctx):

@@ -15,7 +15,6 @@ import json
 import re
 from array import array
 from collections.abc import Callable
-from dataclasses import dataclass
 from itertools import accumulate
 from typing import Any
 
@@ -25,12 +24,14 @@ MAX_DEPTH = 100
 MAX_NODES = 100_000
 
 
-@dataclass(eq=False, repr=False)
 class _Open:
     """A collection being read: its anchor (if any) and the nodes it expands to so far."""
 
-    anchor: str | None
-    nodes: int = 1
+    __slots__ = ("anchor", "nodes")
+
+    def __init__(self, anchor: str | None) -> None:
+        self.anchor = anchor
+        self.nodes = 1
 
 
 def check_yaml(text: str, where: str) -> None:

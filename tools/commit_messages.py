@@ -12,11 +12,8 @@
 - The marker paragraph, which the trailers gate requires and the style gate stops the body at.
 """
 
-from __future__ import annotations
-
 import sys
 from collections.abc import Callable
-from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -44,7 +41,7 @@ class Cleaned(NamedTuple):
     """A cleaned message and, for each of its lines, the line of the original it came from."""
 
     text: str
-    origin: tuple[int, ...] = field(default=())
+    origin: tuple[int, ...] = ()
     mode: str = "verbatim"
 
     def original_line(self, line: int | None) -> int | None:
@@ -74,7 +71,7 @@ class Subject(NamedTuple):
         return self.merge_in_progress
 
 
-def read_message_file(ctx: Context) -> bytes:
+def read_message_file(ctx: "Context") -> bytes:
     """The bytes of ``--message-file`` (``-``: stdin), read once per invocation."""
     cache = ctx.opts.cache
     if cache.message_bytes is None:
@@ -96,7 +93,7 @@ def read_message_file(ctx: Context) -> bytes:
     return cache.message_bytes
 
 
-def open_gate(ctx: Context, gate: str, enabled: bool) -> tuple[GateResult, list[Subject] | None]:
+def open_gate(ctx: "Context", gate: str, enabled: bool) -> tuple[GateResult, list[Subject] | None]:
     """A commit gate's result and the messages it judges; None, the result a skip, when the
     config disables the gate."""
     result = GateResult(gate)
@@ -105,7 +102,7 @@ def open_gate(ctx: Context, gate: str, enabled: bool) -> tuple[GateResult, list[
     return result, messages(ctx, result)
 
 
-def prefetch(ctx: Context, enabled: bool) -> None:
+def prefetch(ctx: "Context", enabled: bool) -> None:
     """A commit gate's :func:`~tools.gates.prefetch`: the range, unless the gate is off or
     judges the message file alone."""
     opts = ctx.opts
@@ -113,7 +110,7 @@ def prefetch(ctx: Context, enabled: bool) -> None:
         ctx.prefetch_range()
 
 
-def messages(ctx: Context, result: GateResult) -> list[Subject]:
+def messages(ctx: "Context", result: GateResult) -> list[Subject]:
     """The messages this invocation judges; records range facts (skip, empty) on ``result``."""
     opts = ctx.opts
     out: list[Subject] = []
@@ -138,7 +135,7 @@ def messages(ctx: Context, result: GateResult) -> list[Subject]:
 # -- git's cleanup ---------------------------------------------------------------------------
 
 
-def _config(git: Git, key: str) -> str | None:
+def _config(git: "Git", key: str) -> str | None:
     status, out = git.run("config", "--get", key, ok=(0, 1))
     return decode(out).strip() if status == 0 else None
 
@@ -230,7 +227,7 @@ def clean(text: str, mode: str, comment: str = "#") -> Cleaned:
     return Cleaned("\n".join(out) + "\n" if out else "", tuple(origin), mode)
 
 
-def as_git_will_store(text: str, git: Git) -> Cleaned:
+def as_git_will_store(text: str, git: "Git") -> Cleaned:
     """The message file ``text`` as ``git commit`` will store it in this repository."""
     comment = comment_prefix(text, _config(git, "core.commentChar"))
     mode = effective_mode(_config(git, "commit.cleanup"), edited(text, comment))
@@ -307,11 +304,11 @@ def is_own_paragraph(lines: list[str], line: int) -> bool:
 # -- exceptions (debt) -----------------------------------------------------------------------
 
 
-def config_where(ctx: Context, key: str) -> str:
+def config_where(ctx: "Context", key: str) -> str:
     return f"{ctx.config_source or 'config'}: {key}"
 
 
-def exceptions(ctx: Context, subjects: list[Subject]) -> dict[tuple[str, str], str]:
+def exceptions(ctx: "Context", subjects: list[Subject]) -> dict[tuple[str, str], str]:
     """``trailers.exceptions`` resolved against the judged commits: (sha, rule) -> reason.
 
     An entry names a commit by full sha or by a prefix that is unambiguous among the judged

@@ -1,7 +1,6 @@
 """The protocol config as typed, frozen values: one named tuple per section of
-``.agents/protocol.yaml`` (a named tuple costs a seventh of a frozen dataclass to define, and
-every command defines these), and a frozen dataclass for the whole, whose ``index`` field a
-tuple's ``index`` method would shadow.
+``.agents/protocol.yaml`` and one for the whole (a named tuple costs a seventh of a frozen
+dataclass to define, and every command defines these).
 
 :func:`protocol_config` builds them from the merged mapping once it has passed the JSON Schema
 (``tools/data/protocol.schema.json``, the contract and the source of
@@ -9,10 +8,7 @@ docs/config-reference.md); nothing here validates again. Lists become tuples; a 
 schema lets the user leave out gets the default its description names.
 """
 
-from __future__ import annotations
-
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple, TypeAlias
 
 RuleLevel: TypeAlias = Literal["off", "info", "warning", "error"]
@@ -146,14 +142,14 @@ class PreflightConfig(NamedTuple):
     gates: tuple[str, ...]
 
 
-@dataclass(frozen=True)
-class ProtocolConfig:
+class ProtocolConfig(NamedTuple):
     """The effective config, every section filled."""
 
     base: str
     preflight: PreflightConfig
     rules: Mapping[str, RuleLevel]  # rule id -> its configured level (YAML's false: "off")
-    index: FileConfig
+    # The section, not the tuple method it shadows (no caller asks a config for a position).
+    index: FileConfig  # type: ignore[assignment]
     ledger: FileConfig
     trailers: TrailersConfig
     style: StyleConfig

@@ -6,7 +6,6 @@ change); the context reads git once and caches, so preflight shares one read acr
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -22,17 +21,21 @@ from tools.options import Options
 __all__ = ["Context", "Options", "RangeSelection"]
 
 
-@dataclass(eq=False)
 class RangeSelection:
     """Which commits a range gate judges, or why it cannot judge any."""
 
-    mode: str  # "range" | "commit" | "staged"
-    head: str | None = None
-    base_ref: str | None = None
-    base: str | None = None  # the base tip B
-    merge_base: str | None = None  # M
-    skip_reason: str | None = None
-    commits: list[Commit] = field(default_factory=list)  # oldest first
+    __slots__ = ("mode", "head", "base_ref", "base", "merge_base", "skip_reason", "commits")
+
+    def __init__(
+        self, mode: str, *, head: str | None = None, commits: list[Commit] | None = None
+    ) -> None:
+        self.mode = mode  # "range" | "commit" | "staged"
+        self.head = head
+        self.base_ref: str | None = None
+        self.base: str | None = None  # the base tip B
+        self.merge_base: str | None = None  # M
+        self.skip_reason: str | None = None
+        self.commits: list[Commit] = commits if commits is not None else []  # oldest first
 
 
 class Context:

@@ -17,8 +17,6 @@ Markdown is parsed with :mod:`tools.markdown` (string scanning, linear in the in
 lines inside fenced code blocks are examples, not blocks.
 """
 
-from __future__ import annotations
-
 import json
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, NamedTuple

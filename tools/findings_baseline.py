@@ -12,8 +12,6 @@ only errors and warnings; never a rule of §3.3's protected list, nor a ratchet'
 which keep their per-bucket baselines (§4.5).
 """
 
-from __future__ import annotations
-
 import hashlib
 import json
 from collections.abc import Callable, Iterable

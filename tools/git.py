@@ -17,8 +17,6 @@ The repository is found by ``git rev-parse`` through the same runner, so nothing
 gitpython or lets it start a process.
 """
 
-from __future__ import annotations
-
 import functools
 import itertools
 import os
@@ -26,7 +24,6 @@ import subprocess
 import threading
 import weakref
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, NamedTuple
 
@@ -115,31 +112,36 @@ class RawChange(NamedTuple):
     path: str
 
 
-@dataclass(eq=False)
-class MergeTree:
+class MergeTree(NamedTuple):
     """git's merge of two commits: the tree it wrote and the paths it left in conflict."""
 
     tree: str
     conflicted: list[str]
 
 
-@dataclass(eq=False)
 class Hunk:
     """One hunk of a ``-U0`` patch: where it starts on each side and the lines it removes
-    and adds (without their ``-``/``+``)."""
+    and adds (without their ``-``/``+``), filled in as the patch is read."""
 
-    old_start: int
-    old_count: int
-    new_start: int
-    new_count: int
-    removed: list[bytes] = field(default_factory=list)
-    added: list[bytes] = field(default_factory=list)
+    __slots__ = ("old_start", "old_count", "new_start", "new_count", "removed", "added")
+
+    def __init__(self, old_start: int, old_count: int, new_start: int, new_count: int) -> None:
+        self.old_start = old_start
+        self.old_count = old_count
+        self.new_start = new_start
+        self.new_count = new_count
+        self.removed: list[bytes] = []
+        self.added: list[bytes] = []
 
 
-@dataclass(eq=False)
 class FilePatch:
-    binary: bool = False
-    hunks: list[Hunk] = field(default_factory=list)
+    """One file's patch, filled in as it is read: binary, or its hunks."""
+
+    __slots__ = ("binary", "hunks")
+
+    def __init__(self) -> None:
+        self.binary = False
+        self.hunks: list[Hunk] = []
 
 
 def _parse_changes(tokens: Sequence[bytes], start: int) -> tuple[list[Change], int]:
@@ -1016,16 +1018,18 @@ def _header_path(line: bytes) -> str | None:
     return decode(name)
 
 
-@dataclass(eq=False, repr=False)
 class _Section:
     """One file of a ``-p`` patch: the commit it belongs to (``diff-tree --stdin``), its path
     from the ``diff --git`` header (None when the header names two paths, a rename) and from
     the ``+++`` line (None for ``/dev/null``, or before that line), and its hunks."""
 
-    commit: str | None
-    path: str | None
-    new_path: str | None = None
-    patch: FilePatch = field(default_factory=FilePatch)
+    __slots__ = ("commit", "path", "new_path", "patch")
+
+    def __init__(self, commit: str | None, path: str | None) -> None:
+        self.commit = commit
+        self.path = path
+        self.new_path: str | None = None
+        self.patch = FilePatch()
 
 
 def _hunk_body(lines: Sequence[bytes], i: int, hunk: Hunk) -> int:

@@ -15,13 +15,14 @@ and fails closed, saying how to reinstall, when that executable is gone.
 
 from __future__ import annotations
 
+import copy
 import os
 import shlex
 import subprocess
 import sys
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from tools.config_model import ProtocolConfig
@@ -213,8 +214,11 @@ def push_options(git: Git, base: Options, ref: PushedRef) -> Options | None:
     since = None
     if ref.remote_sha != ZERO_SHA and git.resolve(ref.remote_sha) is not None:
         since = ref.remote_sha
+    opts = copy.copy(base)  # shares the message cache, as every option
+    opts.base, opts.head = since, ref.local_sha
     # A pushed range is a range run: the protocol pseudo-gate reports what it changes.
-    return replace(base, base=since, head=ref.local_sha, range_run=True)
+    opts.range_run = True
+    return opts
 
 
 def pending(git: Git) -> GateResult | None:

@@ -11,12 +11,9 @@ after the last row are tolerated, a blank line between rows is not (markdown end
 there, so the rows after it silently stop being a table).
 """
 
-from __future__ import annotations
-
 import re
 from array import array
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from tools.appendonly import Entry
@@ -94,25 +91,40 @@ class BodyLine(NamedTuple):
     text: str
 
 
-@dataclass(eq=False)
 class Table:
     """The parsed index. Rows are kept compact: their issue numbers and line numbers in file
     order (``row_keys``, ``row_lines``); :attr:`rows` builds the full :class:`Row` objects
     only when a caller asks for them (a million-row index never needs them)."""
 
-    frame: list[str] = field(default_factory=list)  # preamble + header + delimiter lines
-    header_line: int | None = None  # 1-based, None: no header found
-    malformed: list[tuple[int, str]] = field(default_factory=list)  # (line, why)
-    row_keys: Sequence[int] = field(default_factory=list)
-    row_lines: Sequence[int] = field(default_factory=list)
-    raw: bytes = field(default=b"", repr=False)
-    # Byte offsets of the body: from the first line after the frame to the end of the last
-    # non-blank line (its newline included when it has one).
-    body_start: int = 0
-    body_end: int = 0
-    _rows: list[Row] | None = field(default=None, repr=False)
-    _lines: list[str] | None = field(default=None, repr=False)
-    _unique: bool | None = field(default=None, repr=False)
+    __slots__ = (
+        "frame",
+        "header_line",
+        "malformed",
+        "row_keys",
+        "row_lines",
+        "raw",
+        "body_start",
+        "body_end",
+        "_rows",
+        "_lines",
+        "_unique",
+        "__weakref__",  # the index gate keeps the tables it parsed while they are in use
+    )
+
+    def __init__(self, raw: bytes) -> None:
+        self.frame: list[str] = []  # preamble + header + delimiter lines
+        self.header_line: int | None = None  # 1-based, None: no header found
+        self.malformed: list[tuple[int, str]] = []  # (line, why)
+        self.row_keys: Sequence[int] = []
+        self.row_lines: Sequence[int] = []
+        self.raw = raw
+        # Byte offsets of the body: from the first line after the frame to the end of the
+        # last non-blank line (its newline included when it has one).
+        self.body_start = 0
+        self.body_end = 0
+        self._rows: list[Row] | None = None
+        self._lines: list[str] | None = None
+        self._unique: bool | None = None
 
     @property
     def row_count(self) -> int:
@@ -339,7 +351,7 @@ def parse_bytes(raw: bytes) -> Table:
     it: a non-ASCII character where a cell must start, other whitespace, a row without its
     trailing pipe); every other line goes through :func:`parse_row`, one line at a time.
     """
-    table = Table(raw=raw)
+    table = Table(raw)
     frame: list[str] = []
     header: int | None = None
     body_at = len(raw)

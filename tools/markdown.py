@@ -13,15 +13,12 @@ heading's rendered text; the ``id`` / ``name`` attributes of HTML elements (GitH
 anchors); and the shapes the gates read (:class:`Document`).
 """
 
-from __future__ import annotations
-
 import bisect
 import gc
 import itertools
 import re
 import unicodedata
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, NamedTuple
 
@@ -113,12 +110,14 @@ class Row(NamedTuple):
     codes: tuple[str, ...] = ()
 
 
-@dataclass(eq=False)
 class Table:
     """A GFM table: its header row and body rows, which end at a blank line or a new block."""
 
-    line: int
-    rows: list[Row] = field(default_factory=list)
+    __slots__ = ("line", "rows")
+
+    def __init__(self, line: int) -> None:
+        self.line = line
+        self.rows: list[Row] = []
 
 
 class Paragraph(NamedTuple):
@@ -139,24 +138,38 @@ class Item(NamedTuple):
     end: int
 
 
-@dataclass(eq=False)
 class Document:
     """One parsed markdown document (read-only: the last parse is shared, see :func:`parse`)."""
 
-    lines: list[str]
-    headings: list[Heading] = field(default_factory=list)
-    links: list[Link] = field(default_factory=list)
-    html_anchors: list[Anchor] = field(default_factory=list)
-    tables: list[Table] = field(default_factory=list)
-    paragraphs: list[Paragraph] = field(default_factory=list)
-    items: list[Item] = field(default_factory=list)
-    html: list[tuple[int, str]] = field(
-        default_factory=list
-    )  # (line, HTML) of each HTML block line, each inline comment
-    code_mask: list[bool] = field(default_factory=list)  # per line: inside a code block
-    _data: bytes = b""
-    _starts: list[int] = field(default_factory=list, repr=False)
-    _blank: list[tuple[int, int]] = field(default_factory=list, repr=False)
+    __slots__ = (
+        "lines",
+        "headings",
+        "links",
+        "html_anchors",
+        "tables",
+        "paragraphs",
+        "items",
+        "html",
+        "code_mask",
+        "_data",
+        "_starts",
+        "_blank",
+    )
+
+    def __init__(self, lines: list[str], data: bytes, starts: list[int]) -> None:
+        self.lines = lines
+        self.headings: list[Heading] = []
+        self.links: list[Link] = []
+        self.html_anchors: list[Anchor] = []
+        self.tables: list[Table] = []
+        self.paragraphs: list[Paragraph] = []
+        self.items: list[Item] = []
+        # (line, HTML) of each HTML block line, each inline comment
+        self.html: list[tuple[int, str]] = []
+        self.code_mask: list[bool] = []  # per line: inside a code block
+        self._data = data  # the source, and where each of its lines starts
+        self._starts = starts
+        self._blank: list[tuple[int, int]] = []  # byte spans that are no prose
 
     def sections(self) -> list[Section]:
         return sections(self.lines, self.headings)
@@ -214,7 +227,7 @@ class _Walk:
         self.starts = starts
         # The 1-based line of a byte offset: a C call, not a method's frame.
         self.line: Callable[[int], int] = partial(bisect.bisect_right, starts)
-        self.doc = Document(split_lines(text), _data=self.data, _starts=starts)
+        self.doc = Document(split_lines(text), self.data, starts)
         self.doc.code_mask = [False] * len(self.doc.lines)
         self.clean = clean
         # The walk's state between events. The loop in :meth:`run` keeps only what the most

@@ -23,8 +23,6 @@ a line of four or more dashes (ending that paragraph or standing alone), then a 
 reference the property test compares with real git.
 """
 
-from __future__ import annotations
-
 import contextlib
 import functools
 import gc
@@ -32,7 +30,6 @@ import itertools
 import operator
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from typing import NamedTuple
 
 SPACE = " \t\n\r"  # git's isspace(): sane_ctype marks exactly these four
@@ -55,25 +52,30 @@ class Trailer(NamedTuple):
         return self.key.lower() == key.lower()
 
 
-@dataclass(frozen=True)
 class Block:
-    """The trailer block of a message; ``start``/``end`` are 1-based lines (None: no block)."""
+    """The trailer block of a message; ``start``/``end`` are 1-based lines (None: no block).
+    Read-only once made: :func:`find_block` hands one block to every caller of the same text."""
 
-    trailers: tuple[Trailer, ...] = ()
-    start: int | None = None
-    end: int | None = None
-    squash: bool = False
-    # The trailers of each key, and every trailer's key lower-cased: a block of a few
-    # trailers is grouped by every key when made; one of many only by the keys a gate asks
-    # for, on the first ``get`` of each, in one C-level pass.
-    _by_key: dict[str, list[Trailer]] = field(
-        default_factory=dict, init=False, repr=False, compare=False
-    )
-    _lowered: list[str] = field(default_factory=list, init=False, repr=False, compare=False)
+    __slots__ = ("trailers", "start", "end", "squash", "_by_key", "_lowered")
 
-    def __post_init__(self) -> None:
-        if len(self.trailers) <= _FEW_TRAILERS:  # grouped by every key at once, in one loop
-            for trailer in self.trailers:
+    def __init__(
+        self,
+        trailers: tuple[Trailer, ...] = (),
+        start: int | None = None,
+        end: int | None = None,
+        squash: bool = False,
+    ) -> None:
+        self.trailers = trailers
+        self.start = start
+        self.end = end
+        self.squash = squash
+        # The trailers of each key, and every trailer's key lower-cased: a block of a few
+        # trailers is grouped by every key when made; one of many only by the keys a gate
+        # asks for, on the first ``get`` of each, in one C-level pass.
+        self._by_key: dict[str, list[Trailer]] = {}
+        self._lowered: list[str] = []
+        if len(trailers) <= _FEW_TRAILERS:  # grouped by every key at once, in one loop
+            for trailer in trailers:
                 self._by_key.setdefault(trailer.key.lower(), []).append(trailer)
 
     def get(self, key: str) -> list[Trailer]:

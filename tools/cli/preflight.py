@@ -1,10 +1,9 @@
 """``tools preflight``: the configured gates in one process over one read of git.
 
 Imports inside the functions are there for start-up speed (``tools --version`` loads none of
-them), not to hide an import circle.
+them), not to hide an import circle. The annotations are evaluated when the module loads (no
+postponed annotations), so that typer reads objects, not source text to evaluate again.
 """
-
-from __future__ import annotations
 
 from typing import Annotated
 

@@ -14,11 +14,8 @@ A ``docs.rules`` entry may be triggered by a row of a matrix moving into given s
 (``when_row_moves``), as well as by changed paths.
 """
 
-from __future__ import annotations
-
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
 from tools import markdown, mdlinks
@@ -106,8 +103,7 @@ _SHOWN_PATHS = 20  # triggering paths named in one finding; the rest are counted
 _ONE_CODE = LazyRegex(r"`([^`]+)`")  # a cell that is one single-backtick code span
 
 
-@dataclass(eq=False, repr=False)
-class _Step:
+class _Step(NamedTuple):
     """One change judged: a commit against its parent, or the index against HEAD."""
 
     commit: str | None  # None: the staged change
@@ -124,11 +120,10 @@ class _RowTrigger(NamedTuple):
 
     matrix: str
     to: frozenset[str]
-    spec: RowSpec
+    spec: "RowSpec"
 
 
-@dataclass(eq=False, repr=False)
-class _DocsRule:
+class _DocsRule(NamedTuple):
     name: str
     when: Globs
     require: Globs
@@ -138,7 +133,7 @@ class _DocsRule:
     rows: _RowTrigger | None = None
 
     @classmethod
-    def of(cls, cfg: CheckpointRule, spec_now: tuple[StatusMatrix, ...]) -> _DocsRule:
+    def of(cls, cfg: CheckpointRule, spec_now: tuple[StatusMatrix, ...]) -> "_DocsRule":
         pattern = cfg.when_added_line
         rows = None
         trigger = cfg.when_row_moves
@@ -188,7 +183,7 @@ class _DocsRule:
 class _Reader:
     """Blobs at a step's two sides: the commit and its parent, or the index and HEAD."""
 
-    def __init__(self, ctx: Context):
+    def __init__(self, ctx: "Context"):
         self.git = ctx.git
 
     def new(self, step: _Step, path: str) -> bytes | None:
@@ -206,7 +201,7 @@ def _fire(
     rule: _DocsRule,
     step: _Step,
     paths: list[str],
-    moved: list[Move] | None = None,
+    moved: "list[Move] | None" = None,
 ) -> None:
     requires = ", ".join(rule.require.patterns)
     if moved:
@@ -253,11 +248,11 @@ def _added_matches(rule: _DocsRule, lines: list[bytes]) -> bool:
 
 
 def _judge_rules(
-    ctx: Context,
+    ctx: "Context",
     result: GateResult,
     rules: list[_DocsRule],
     steps: list[_Step],
-    moves: _Moves,
+    moves: "_Moves",
 ) -> None:
     # (rule, step, triggering changes) that fire only if a triggering path adds a matching line
     pending: list[tuple[_DocsRule, _Step, list[Change]]] = []
@@ -554,7 +549,7 @@ def _judge_moves(
 
 
 def _judge_spec_now(
-    ctx: Context,
+    ctx: "Context",
     result: GateResult,
     steps: list[_Step],
     ends: tuple[str | None, str | None],
@@ -582,7 +577,7 @@ def _judge_spec_now(
         )
 
 
-def _exists(ctx: Context, rev: str | None, path: str) -> bool:
+def _exists(ctx: "Context", rev: str | None, path: str) -> bool:
     if rev is None:
         return False
     if rev == "":
@@ -591,7 +586,7 @@ def _exists(ctx: Context, rev: str | None, path: str) -> bool:
 
 
 # -- the gate ----------------------------------------------------------------------------------
-def _steps(ctx: Context, commits: list[Commit]) -> tuple[list[_Step], int]:
+def _steps(ctx: "Context", commits: list[Commit]) -> tuple[list[_Step], int]:
     steps: list[_Step] = []
     merges = 0
     for commit in commits:
@@ -607,7 +602,7 @@ def _steps(ctx: Context, commits: list[Commit]) -> tuple[list[_Step], int]:
     return steps, merges
 
 
-def run(ctx: Context) -> GateResult:
+def run(ctx: "Context") -> GateResult:
     result = GateResult(NAME)
     cfg = ctx.config.docs
     rules = [_DocsRule.of(r, cfg.spec_now) for r in cfg.rules]

@@ -20,8 +20,7 @@ is unchanged.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from tools.gates.commit_range import RANGE_EMPTY, range_commits
 from tools.git import (
@@ -197,8 +196,7 @@ def _sums(hunks: list[Hunk]) -> tuple[int, int]:
     return sum(h.new_count for h in hunks), sum(h.old_count for h in hunks)
 
 
-@dataclass(eq=False, repr=False)
-class _Merge:
+class _Merge(NamedTuple):
     commit: Commit
     tree: str
     auto: MergeTree

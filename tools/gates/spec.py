@@ -16,7 +16,6 @@ from __future__ import annotations
 import functools
 import io
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from tools import evidence, index_table, markdown
@@ -143,11 +142,15 @@ def _under(folder: str, path: str) -> bool:
     return folder in ("", ".") or path == folder or path.startswith(folder + "/")
 
 
-@dataclass(eq=False, repr=False)
 class _Spec:
-    path: str
-    lines: list[str]
-    blocks: list[evidence.Block] = field(default_factory=list)
+    """A spec file being judged: its path, its lines, and the evidence blocks read from them."""
+
+    __slots__ = ("path", "lines", "blocks")
+
+    def __init__(self, path: str, lines: list[str]) -> None:
+        self.path = path
+        self.lines = lines
+        self.blocks: list[evidence.Block] = []
 
 
 def prefetch(ctx: Context) -> None:

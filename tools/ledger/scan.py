@@ -4,8 +4,6 @@ the cache of a prefix verified before (kept under the git directory).
 Streams: a ledger may hold 100,000 records; nothing here loads it whole unless asked.
 """
 
-from __future__ import annotations
-
 import codecs
 import contextlib
 import fcntl
@@ -15,7 +13,6 @@ import json
 import os
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple, cast
 
@@ -143,7 +140,7 @@ def _canonical_line(body: bytes, without_id: bytes, rid: str) -> bool:
     )
 
 
-def _scan_one(line_no: int, raw: bytes, large: _Large | None = None) -> Scanned:
+def _scan_one(line_no: int, raw: bytes, large: "_Large | None" = None) -> Scanned:
     """Judge one newline-terminated line.
 
     Fast path: decode, parse, re-encode the record without ``id`` canonically, hash. When the
@@ -501,8 +498,7 @@ def read_locked(path: Path) -> Iterator[tuple[int, int]]:
 CACHE_SCHEMA = "tools.ledger-verified/1"
 
 
-@dataclass(eq=False)
-class Verified:
+class Verified(NamedTuple):
     """A leading part of a ledger (``size`` bytes, one record a line, ``raw_ids`` their ids
     as 32 raw bytes each) known to hold only well-formed records whose ids recompute, none
     twice; ``digest`` is the sha256 state after those bytes."""

@@ -11,7 +11,6 @@ import functools
 import mmap
 import os
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -47,10 +46,14 @@ class Appended(list):  # type: ignore[type-arg]
         self.notices: list[str] = list(notices)
 
 
-@dataclass(eq=False, repr=False)
 class _Prepared:
-    records: list[dict[str, Any]] = field(default_factory=list)
-    lines: list[bytes] = field(default_factory=list)
+    """The records to append, and each one's line."""
+
+    __slots__ = ("records", "lines")
+
+    def __init__(self) -> None:
+        self.records: list[dict[str, Any]] = []
+        self.lines: list[bytes] = []
 
 
 def _prepare(records: Iterable[dict[str, Any]]) -> _Prepared:

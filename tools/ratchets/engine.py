@@ -6,13 +6,10 @@ once. Counts are honest by construction: a site is exempted only by an allow mar
 the issue index knows; a marker with an unknown tag exempts nothing.
 """
 
-from __future__ import annotations
-
 import functools
 import itertools
 import operator
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from tools.background import Background
@@ -43,23 +40,53 @@ from tools.repo_paths import is_repo_relative
 _TAG_ISSUE = LazyRegex(r"#?([0-9]+)")
 
 
-@dataclass(eq=False)
 class Ratchet:
     """One configured ratchet, ready to count."""
 
-    name: str
-    kind: str  # "pattern" | "markdown"
-    baseline: str  # repo-relative path of its baseline file
-    where: str  # "<config file>: ratchets.<name>", for messages
-    buckets: list[str]
-    include: Globs | None = None
-    exclude: Globs | None = None
-    detector: Detector | None = None
-    path: str | None = None  # markdown: the file
-    paragraph_max: int = md_kind.PARAGRAPH_MAX
-    cell_max: int = md_kind.CELL_MAX
-    # exempt_files: path -> bucket -> how many of its first sites are exempt (None: all)
-    exempt_files: dict[str, dict[str, int | None]] = field(default_factory=dict)
+    __slots__ = (
+        "name",
+        "kind",
+        "baseline",
+        "where",
+        "buckets",
+        "include",
+        "exclude",
+        "detector",
+        "path",
+        "paragraph_max",
+        "cell_max",
+        "exempt_files",
+    )
+
+    def __init__(
+        self,
+        name: str,
+        kind: str,
+        baseline: str,
+        where: str,
+        buckets: list[str],
+        *,
+        include: Globs | None = None,
+        exclude: Globs | None = None,
+        detector: Detector | None = None,
+        path: str | None = None,
+        paragraph_max: int = md_kind.PARAGRAPH_MAX,
+        cell_max: int = md_kind.CELL_MAX,
+        exempt_files: dict[str, dict[str, int | None]] | None = None,
+    ) -> None:
+        self.name = name
+        self.kind = kind  # "pattern" | "markdown"
+        self.baseline = baseline  # repo-relative path of its baseline file
+        self.where = where  # "<config file>: ratchets.<name>", for messages
+        self.buckets = buckets
+        self.include = include
+        self.exclude = exclude
+        self.detector = detector
+        self.path = path  # markdown: the file
+        self.paragraph_max = paragraph_max
+        self.cell_max = cell_max
+        # path -> bucket -> how many of its first sites are exempt (None: all)
+        self.exempt_files = exempt_files if exempt_files is not None else {}
 
     def selects(self, path: str) -> bool:
         if self.kind == "markdown":
@@ -110,17 +137,19 @@ class MarkerUse(NamedTuple):
     tag: str
 
 
-@dataclass(eq=False)
 class Count:
-    """One ratchet counted over one tree."""
+    """One ratchet counted over one tree, filled in as the tree is read."""
 
-    ratchet: Ratchet
-    counts: dict[str, int] = field(default_factory=dict)
-    sites: dict[str, list[Site]] = field(default_factory=dict)  # counted sites per bucket
-    exempt: list[Exemption] = field(default_factory=list)
-    unknown_tags: list[MarkerUse] = field(default_factory=list)
-    files: int = 0  # tracked files of the tree in the ratchet's scope
-    per_file: dict[str, dict[str, int]] = field(default_factory=dict)
+    __slots__ = ("ratchet", "counts", "sites", "exempt", "unknown_tags", "files", "per_file")
+
+    def __init__(self, ratchet: Ratchet) -> None:
+        self.ratchet = ratchet
+        self.counts: dict[str, int] = {b: 0 for b in ratchet.buckets}
+        self.sites: dict[str, list[Site]] = {}  # counted sites per bucket
+        self.exempt: list[Exemption] = []
+        self.unknown_tags: list[MarkerUse] = []
+        self.files = 0  # tracked files of the tree in the ratchet's scope
+        self.per_file: dict[str, dict[str, int]] = {}
 
 
 # -- configuration ------------------------------------------------------------------------------
@@ -320,10 +349,14 @@ def tag_known(tag: str, known: tuple[set[str], set[int]]) -> bool:
     return tag in known[0]
 
 
-@dataclass(eq=False)
 class TreeStats:
-    files: int = 0  # files read
-    binary: int = 0
+    """How many files a count read, and how many of them were binary."""
+
+    __slots__ = ("files", "binary")
+
+    def __init__(self) -> None:
+        self.files = 0
+        self.binary = 0
 
 
 def _probes(ratchet: Ratchet) -> list[str] | None:
@@ -374,7 +407,7 @@ def count(
     use as the oracle of the fast one). ``keep``: small files the caller reads next (the
     baselines), fetched in the same pass. ``started``: :func:`search` of this tree and
     these ratchets, started earlier."""
-    results = {r.name: Count(r, counts={b: 0 for b in r.buckets}) for r in ratchets}
+    results = {r.name: Count(r) for r in ratchets}
     wanted = _wanted(tree, ratchets, results, prefilter, started)
     raw_sites: _Sites = {r.name: {} for r in ratchets}
     raw_markers: _Markers = {r.name: {} for r in ratchets}

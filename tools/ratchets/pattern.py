@@ -16,8 +16,7 @@ same path, so a prefilter that lost a match would disarm its bucket.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Sequence
 
 from tools.ratchets.cstrip import strip_c
 from tools.ratchets.guards import GuardSet, guarded_lines
@@ -68,22 +67,40 @@ def lines_with(text: str, literal: str | None) -> Iterator[tuple[int, str]]:
 
 
 # -- buckets and markers ------------------------------------------------------------------------
-@dataclass(eq=False)
 class Bucket:
-    name: str
-    pattern: str
-    regex: re.Pattern[str]
-    needs: Needs
-    examples: list[str] = field(default_factory=list)
-    counter_examples: list[str] = field(default_factory=list)
-    guards: GuardSet | None = None  # outside_guards: sites inside such a guard do not count
+    """One bucket of a pattern ratchet: its regex, what a line needs to match it, and the
+    examples that arm it."""
+
+    __slots__ = ("name", "pattern", "regex", "needs", "examples", "counter_examples", "guards")
+
+    def __init__(
+        self,
+        name: str,
+        pattern: str,
+        regex: re.Pattern[str],
+        needs: Needs,
+        examples: Sequence[str] = (),
+        counter_examples: Sequence[str] = (),
+        guards: GuardSet | None = None,
+    ) -> None:
+        self.name = name
+        self.pattern = pattern
+        self.regex = regex
+        self.needs = needs
+        self.examples = list(examples)
+        self.counter_examples = list(counter_examples)
+        self.guards = guards  # outside_guards: sites inside such a guard do not count
 
 
-@dataclass(eq=False)
 class Marker:
-    pattern: str
-    regex: re.Pattern[str]
-    needs: Needs
+    """A ratchet's allow marker: its regex (with a ``tag`` group) and what a line needs."""
+
+    __slots__ = ("pattern", "regex", "needs")
+
+    def __init__(self, pattern: str, regex: re.Pattern[str], needs: Needs) -> None:
+        self.pattern = pattern
+        self.regex = regex
+        self.needs = needs
 
 
 def compile_regex(pattern: str, where: str) -> re.Pattern[str]:
@@ -97,12 +114,14 @@ def compile_regex(pattern: str, where: str) -> re.Pattern[str]:
         ) from None
 
 
-@dataclass(eq=False)
 class FileScan:
     """What one file holds: sites per bucket (line, line text) and markers (line, tag)."""
 
-    sites: dict[str, list[tuple[int, str]]] = field(default_factory=dict)
-    markers: list[tuple[int, str]] = field(default_factory=list)
+    __slots__ = ("sites", "markers")
+
+    def __init__(self) -> None:
+        self.sites: dict[str, list[tuple[int, str]]] = {}
+        self.markers: list[tuple[int, str]] = []
 
 
 def _matching(text: str, regex: re.Pattern[str], needs: Needs) -> Iterator[tuple[int, str]]:

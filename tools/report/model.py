@@ -7,7 +7,6 @@ write a report in each output format; nothing here knows the formats.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
 from tools.report.registry import Severity, UndeclaredRule, lookup
@@ -23,21 +22,48 @@ class Site(NamedTuple):
     line: int | None = None
 
 
-@dataclass
 class Finding:
-    """One thing a gate found: under which rule, how grave, what, and where."""
+    """One thing a gate found: under which rule, how grave, what, and where. Two findings
+    are equal when every field is."""
 
-    rule: str
-    severity: Severity
-    message: str
-    commit: str | None = None
-    path: str | None = None
-    line: int | None = None
-    # Every place the finding names, complete (the first is ``path``/``line``); () for one.
-    sites: tuple[Site, ...] = ()
-    # Against the findings baseline (SPEC §3.3): "unchanged" (recorded debt) or "new"; None
-    # when no baseline judged the finding.
-    baseline_state: str | None = None
+    __slots__ = ("rule", "severity", "message", "commit", "path", "line", "sites", "baseline_state")
+
+    def __init__(
+        self,
+        rule: str,
+        severity: Severity,
+        message: str,
+        *,
+        commit: str | None = None,
+        path: str | None = None,
+        line: int | None = None,
+        sites: tuple[Site, ...] = (),
+    ) -> None:
+        self.rule = rule
+        self.severity = severity
+        self.message = message
+        self.commit = commit
+        self.path = path
+        self.line = line
+        # Every place the finding names, complete (the first is ``path``/``line``); () for one.
+        self.sites = sites
+        # Against the findings baseline (SPEC §3.3): "unchanged" (recorded debt) or "new";
+        # None when no baseline judged the finding.
+        self.baseline_state: str | None = None
+
+    def _fields(self) -> tuple[object, ...]:
+        return tuple(getattr(self, name) for name in self.__slots__)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Finding):
+            return NotImplemented
+        return self._fields() == other._fields()
+
+    __hash__ = None  # type: ignore[assignment]  # mutable: equal by value, so unhashable
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
+        return f"Finding({shown})"
 
     def places(self) -> tuple[Site, ...]:
         """Where renderers annotate: every site, or the one ``path``/``line``."""
@@ -61,14 +87,16 @@ class Finding:
         return out
 
 
-@dataclass(eq=False)
 class GateResult:
     """One gate's verdict. ``status`` is derived unless the gate skipped."""
 
-    gate: str
-    findings: list[Finding] = field(default_factory=list)
-    stats: dict[str, Any] = field(default_factory=dict)
-    skip_reason: str | None = None
+    __slots__ = ("gate", "findings", "stats", "skip_reason")
+
+    def __init__(self, gate: str) -> None:
+        self.gate = gate
+        self.findings: list[Finding] = []
+        self.stats: dict[str, Any] = {}
+        self.skip_reason: str | None = None
 
     @property
     def failed(self) -> bool:
@@ -124,13 +152,15 @@ class GateResult:
         }
 
 
-@dataclass(eq=False)
 class Report:
     """The gates a command ran; their statuses make its verdict and exit code."""
 
-    gates: list[GateResult] = field(default_factory=list)
-    # What was judged: the tool, the effective config's sha256, the range (SPEC §3.2).
-    meta: dict[str, Any] = field(default_factory=dict)
+    __slots__ = ("gates", "meta")
+
+    def __init__(self, gates: list[GateResult]) -> None:
+        self.gates = gates
+        # What was judged: the tool, the effective config's sha256, the range (SPEC §3.2).
+        self.meta: dict[str, Any] = {}
 
     @property
     def status(self) -> Status:

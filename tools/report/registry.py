@@ -5,8 +5,6 @@ A gate module calls :func:`declare` when it is imported; :meth:`GateResult.add
 id; docs/rules.md and the SARIF driver's rule table are read from :func:`declared`.
 """
 
-from __future__ import annotations
-
 from collections.abc import Iterable
 from typing import Literal, NamedTuple
 

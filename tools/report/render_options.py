@@ -4,10 +4,7 @@ A renderer is a function ``(result, RenderOptions) -> str`` that writes the whol
 command in one format; :mod:`tools.report.formats` finds it by result type and format.
 """
 
-from __future__ import annotations
-
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import NamedTuple, TypeVar
 
 R = TypeVar("R")
@@ -20,8 +17,7 @@ class TextOptions(NamedTuple):
     statistics: bool = False  # one line per rule instead of the findings
 
 
-@dataclass(frozen=True)
-class RenderOptions:
+class RenderOptions(NamedTuple):
     """``summary``: the text format's closing verdict line; ``color``: SGR codes in text (the
     caller decides: a terminal, and no ``NO_COLOR``); ``fail_on_skip``: the exit code the
     sarif log records; ``text``: how many findings text prints."""
@@ -29,7 +25,7 @@ class RenderOptions:
     summary: bool = True
     color: bool = False
     fail_on_skip: bool = False
-    text: TextOptions = field(default_factory=TextOptions)
+    text: TextOptions = TextOptions()
 
 
 # ``Renderer[Report]``: a function that writes a whole report in one format.
