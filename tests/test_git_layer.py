@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable
+
 import pytest
 
 from tests.conftest import Repo
@@ -425,3 +428,48 @@ def test_an_index_of_regular_files_alone_lists_every_path(repo: Repo) -> None:
     git = Git(repo.path)
     assert git.index_special() == {}
     assert git.index_regular_files() == repo.git("ls-files").splitlines()
+
+
+def _ls_files(repo: Repo) -> list[tuple[str, str, str, str]]:
+    """``git ls-files -s -z`` as (mode, object id, stage, path), the path decoded as tools
+    decodes it (UTF-8, undecodable bytes kept as surrogates)."""
+    out: list[tuple[str, str, str, str]] = []
+    for record in repo.git_bytes("ls-files", "-s", "-z").split(b"\0"):
+        if record:
+            meta, _, path = record.partition(b"\t")
+            mode, sha, stage = meta.decode().split(" ")
+            out.append((mode, sha, stage, path.decode("utf-8", "surrogateescape")))
+    return out
+
+
+@pytest.mark.parametrize("object_format", ["sha1", "sha256"])
+def test_the_index_view_reads_odd_paths_as_git_lists_them(
+    make_repo: Callable[..., Repo], object_format: str
+) -> None:
+    """Paths with a tab, with the bytes of a stage (`` 1<TAB>``), with bytes that are no
+    UTF-8, and a sha256 repository's longer object ids: what the index view gives is what
+    git lists. The stage's bytes in a path send the listing through the careful pass, which
+    must agree with the fast one."""
+    repo = make_repo(init=False)
+    repo.git("init", "-q", "-b", "main", f"--object-format={object_format}")
+    names = ["plain.txt", "tab\there", "x 1\ty", "caf\u00e9.md"]
+    for name in names:
+        repo.write(name, name + "\n")
+    odd = os.fsdecode(b"n\xffq")
+    (repo.path / odd).write_bytes(b"not utf-8\n")
+    repo.git("add", "-A")
+    listing = _ls_files(repo)
+    assert len(listing) == 5 and {stage for _, _, stage, _ in listing} == {"0"}
+    git = Git(repo.path)
+    assert [(e.mode, e.sha, e.path) for e in git.index_entries()] == [
+        (mode, sha, path) for mode, sha, _, path in listing
+    ]
+    modes = git.file_modes()
+    assert list(modes) == [path for *_, path in listing]
+    assert {p: modes[p] for p in modes} == {
+        path: (mode.encode(), sha.encode()) for mode, sha, _, path in listing
+    }
+    assert "gone" not in modes and modes.get("gone") is None
+    assert git.tracked_modes() == {path: mode for mode, _, _, path in listing}
+    assert git.index_regular_files() == [path for *_, path in listing]
+    assert git.unmerged_paths() == []

@@ -19,7 +19,9 @@ gitpython or lets it start a process.
 
 import functools
 import itertools
+import operator
 import os
+import re
 import subprocess
 import threading
 import weakref
@@ -257,32 +259,79 @@ def _special_entries(raw: bytes) -> dict[str, bytes]:
     return found
 
 
+# A record's stage when it is not 0, as ``ls-files -s`` prints it (a path holding these bytes
+# only sends the listing through the careful pass).
+_UNMERGED_STAGE = re.compile(rb" [123]\t")
+
+
+class _IndexModes(Mapping[str, tuple[bytes, bytes]]):
+    """path -> (mode, object id), both as git prints them, of the index's stage-0 entries.
+    Each entry is kept as its ``ls-files -s`` record and its value cut from it when asked:
+    a run asks for a few of 20,000, and a pair made for each entry was most of the cost of
+    reading the listing."""
+
+    __slots__ = ("_records", "_sha_end")
+
+    def __init__(self, records: dict[str, str], sha_end: int) -> None:
+        self._records = records  # path -> "MODE SHA STAGE\tPATH"
+        self._sha_end = sha_end
+
+    def __getitem__(self, path: str) -> tuple[bytes, bytes]:
+        record = self._records[path]
+        return record[:6].encode("ascii"), record[7 : self._sha_end].encode("ascii")
+
+    def __contains__(self, path: object) -> bool:
+        return path in self._records
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._records)
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+
 class _IndexView:
-    """The index as ``git ls-files -s -z`` lists it: path -> (mode, object id) of its
-    stage-0 entries in index order, built in one pass, its unmerged entries, and its stage-0
-    symlinks and submodules (``special``: path -> mode)."""
+    """The index as ``git ls-files -s -z`` lists it: its stage-0 entries in index order
+    (``stage0``: path -> the entry's record, ``MODE SHA 0<TAB>PATH``), its unmerged entries,
+    and its stage-0 symlinks and submodules (``special``: path -> mode)."""
 
     def __init__(self, raw: bytes):
-        self.stage0: dict[str, tuple[bytes, bytes]] = {}
         self.unmerged: list[_IndexEntry] = []
         # Where each unmerged entry stands: how many stage-0 entries come before it.
         self._after: list[int] = []
-        stage0 = self.stage0
-        for rec in raw.split(b"\0"):  # 20,000 entries or more: one loop, no call per entry
-            if rec:
-                meta, _, name = rec.partition(b"\t")
-                mode, sha, stage = meta.split(b" ")
-                if stage == b"0":
-                    stage0[name.decode(_ENC, _ERRORS)] = (mode, sha)
+        records = raw.decode(_ENC, _ERRORS).split("\0")  # the metadata is ASCII
+        if not records[-1]:
+            records.pop()  # after the last record's NUL
+        # Every record has one layout: a 6-digit mode, the object id (as long as the
+        # repository's object format makes it), the stage, a tab, then the path.
+        start = records[0].index("\t") + 1 if records else 0
+        self.sha_end = start - 3
+        if _UNMERGED_STAGE.search(raw) is None:  # every entry at stage 0: C-level maps only
+            paths = map(operator.itemgetter(slice(start, None)), records)
+            self.stage0: dict[str, str] = dict(zip(paths, records, strict=True))
+        else:
+            self.stage0 = {}
+            for record in records:
+                stage, path = record[start - 2], record[start:]
+                if stage == "0":
+                    self.stage0[path] = record
                 else:
-                    self.unmerged.append((mode, sha, stage, name.decode(_ENC, _ERRORS)))
-                    self._after.append(len(stage0))
+                    mode, sha = record[:6].encode(), record[7 : self.sha_end].encode()
+                    self.unmerged.append((mode, sha, stage.encode(), path))
+                    self._after.append(len(self.stage0))
         self.special = _special_entries(raw)
+
+    def mode(self, path: str) -> str:
+        return self.stage0[path][:6]
 
     def entries(self) -> list[_IndexEntry]:
         """Every entry in index order: the stage-0 entries, and in a conflict the unmerged
         ones back in their places."""
-        entries = [(mode, sha, b"0", path) for path, (mode, sha) in self.stage0.items()]
+        end = self.sha_end
+        entries = [
+            (record[:6].encode(), record[7:end].encode(), b"0", path)
+            for path, record in self.stage0.items()
+        ]
         if not self.unmerged:
             return entries
         out: list[_IndexEntry] = []
@@ -574,7 +623,7 @@ class Git:
         with the mode of their first stage, or left out with ``unmerged=False``."""
         view = self._index()
         if not unmerged or not view.unmerged:
-            return {path: mode.decode() for path, (mode, _) in view.stage0.items()}
+            return {path: record[:6] for path, record in view.stage0.items()}
         modes: dict[str, str] = {}
         for mode, _, _, path in view.entries():
             modes.setdefault(path, mode.decode())
@@ -595,8 +644,8 @@ class Git:
 
     def index_modes(self, paths: Iterable[str]) -> dict[str, str]:
         """The modes of those of ``paths`` the index holds at stage 0 (as git prints them)."""
-        stage0 = self._index().stage0
-        return {p: stage0[p][0].decode() for p in paths if p in stage0}
+        view = self._index()
+        return {p: view.mode(p) for p in paths if p in view.stage0}
 
     def grep_files(
         self,
@@ -648,12 +697,13 @@ class Git:
         raw = self.out("ls-tree", "-r", "-z", "--full-tree", rev)
         return list(_parse_ls(raw, staged=False))
 
-    def file_modes(self, rev: str | None = None) -> dict[str, tuple[bytes, bytes]]:
+    def file_modes(self, rev: str | None = None) -> Mapping[str, tuple[bytes, bytes]]:
         """path -> (mode, object id), both as git prints them, of every file entry of
-        ``rev``'s tree, or of the index's stage-0 entries when ``rev`` is None: the lean
-        listing a whole-tree count needs (no object per entry)."""
+        ``rev``'s tree, or of the index's stage-0 entries when ``rev`` is None (read-only:
+        the index's is shared): the lean listing a whole-tree count needs."""
         if rev is None:
-            return dict(self._index().stage0)
+            view = self._index()
+            return _IndexModes(view.stage0, view.sha_end)
         out: dict[str, tuple[bytes, bytes]] = {}
         raw = self.out("ls-tree", "-r", "-z", "--full-tree", rev)
         for rec in raw.split(b"\0"):
@@ -683,10 +733,9 @@ class Git:
 
     def index_entries(self) -> list[TreeEntry]:
         """Every stage-0 entry of the index (what ``--staged`` judges)."""
-        return [
-            TreeEntry(mode.decode(), sha.decode(), path)
-            for path, (mode, sha) in self._index().stage0.items()
-        ]
+        view = self._index()
+        end = view.sha_end
+        return [TreeEntry(rec[:6], rec[7:end], path) for path, rec in view.stage0.items()]
 
     def unmerged_paths(self) -> list[str]:
         """Paths with unmerged index entries (a merge, rebase or cherry-pick stopped on

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import itertools
 import operator
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
@@ -100,11 +100,14 @@ class _Tree:
     def __init__(self, ctx: Context):
         self.ctx = ctx
         self.staged = ctx.opts.staged
-        # path -> (mode, object id) as git prints them; an untracked file has neither.
-        self.entries: dict[str, tuple[bytes, bytes]] = ctx.git.file_modes()
+        # path -> (mode, object id) as git prints them (the index's, read-only); and in the
+        # working tree the untracked files, which have neither.
+        self.entries: Mapping[str, tuple[bytes, bytes]] = ctx.git.file_modes()
+        self.untracked: dict[str, tuple[bytes, bytes]] = {}
         if not self.staged:
             for path in ctx.git.untracked_files():
-                self.entries.setdefault(path, (b"", b""))
+                if path not in self.entries:
+                    self.untracked[path] = (b"", b"")
         self._submodules: list[str] | None = None  # read on the first link to no file
         self._dirs: set[str] | None = None  # built on the first link to a folder
         self._lines: dict[str, list[str] | None] = {}
@@ -124,7 +127,7 @@ class _Tree:
         """Every folder that holds a file of the tree (most links name files: built lazily)."""
         if self._dirs is None:
             dirs = {""}
-            for path in self.entries:
+            for path in itertools.chain(self.entries, self.untracked):
                 at = path.rfind("/")
                 while at > 0 and path[:at] not in dirs:
                     dirs.add(path[:at])
@@ -133,11 +136,15 @@ class _Tree:
         return self._dirs
 
     def files(self) -> list[str]:
-        return list(self.entries)
+        return [*self.entries, *self.untracked]
+
+    def _entry(self, path: str) -> tuple[bytes, bytes] | None:
+        entry = self.entries.get(path)
+        return entry if entry is not None else self.untracked.get(path)
 
     def kind(self, path: str) -> str | None:
         """ "file", "dir", "submodule" (a path inside one: not judged) or None."""
-        entry = self.entries.get(path)
+        entry = self._entry(path)
         if entry is not None:
             if entry[0] == SUBMODULE_MODE:
                 return "submodule"
@@ -155,7 +162,7 @@ class _Tree:
 
     def read(self, path: str) -> bytes | None:
         """A regular file's bytes (a symlink or a submodule: None, never followed)."""
-        entry = self.entries.get(path)
+        entry = self._entry(path)
         if entry is None or entry[0] in (SYMLINK_MODE, SUBMODULE_MODE):
             return None
         if self.staged:

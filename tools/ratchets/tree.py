@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 from tools.errors import UsageError
@@ -31,7 +31,7 @@ class Tree:
         self.git = git
         self.rev = rev
         self.staged = staged
-        self._entries: dict[str, tuple[bytes, bytes]] | None = None  # path -> (mode, sha)
+        self._entries: Mapping[str, tuple[bytes, bytes]] | None = None  # path -> (mode, sha)
         self._modes: dict[str, str] | None = None  # the working tree's index modes
         self._kept: dict[str, bytes] = {}  # small files read along with the others
         self._dirs: dict[str, bool] = {"": True}
@@ -44,7 +44,7 @@ class Tree:
         return "the index" if self.staged else "the working tree"
 
     # -- which files ---------------------------------------------------------------------------
-    def _load(self) -> dict[str, tuple[bytes, bytes]]:
+    def _load(self) -> Mapping[str, tuple[bytes, bytes]]:
         if self._entries is None:
             self._entries = self.git.file_modes(self.rev) if self.in_git else {}
         return self._entries
