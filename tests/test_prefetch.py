@@ -91,6 +91,25 @@ def test_the_gates_start_their_reads_before_any_runs(busy: Repo) -> None:
     assert "ratchet" not in ctx.prefetched
 
 
+def test_the_ratchets_search_starts_before_the_other_gates_reads(
+    busy: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """git's search of every file takes longest: its gate's prefetch goes first, the others
+    in the configured order."""
+    asked: list[str] = []
+    real_module = gates.module
+
+    def module(name: str) -> object:
+        asked.append(name)
+        return real_module(name)
+
+    monkeypatch.setattr(gates, "module", module)
+    ctx = Context(Options(repo=Path(busy.path), staged=True, base="main"))
+    gates.prefetch(["conflicts", "trailers", "ratchet", "links"], ctx)
+    assert asked == ["ratchet", "conflicts", "trailers", "links"]
+    assert "ratchet" in ctx.prefetched
+
+
 def test_a_tree_on_disk_is_left_to_the_run(busy: Repo) -> None:
     # The working tree is listed (symlinked folders left out) before git searches it.
     ctx = Context(Options(repo=Path(busy.path)))
