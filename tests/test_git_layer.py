@@ -455,11 +455,13 @@ def test_the_index_view_reads_odd_paths_as_git_lists_them(
     names = ["plain.txt", "tab\there", "x 1\ty", "caf\u00e9.md"]
     for name in names:
         repo.write(name, name + "\n")
-    odd = os.fsdecode(b"n\xffq")
-    (repo.path / odd).write_bytes(b"not utf-8\n")
+    # Bytes that are no UTF-8, and a multi-byte character cut short at the path's end (the
+    # listing is decoded whole, each path was decoded alone: both give the same text).
+    for raw in (b"n\xffq", b"cut\xe2\x82"):
+        (repo.path / os.fsdecode(raw)).write_bytes(b"not utf-8\n")
     repo.git("add", "-A")
     listing = _ls_files(repo)
-    assert len(listing) == 5 and {stage for _, _, stage, _ in listing} == {"0"}
+    assert len(listing) == 6 and {stage for _, _, stage, _ in listing} == {"0"}
     git = Git(repo.path)
     assert [(e.mode, e.sha, e.path) for e in git.index_entries()] == [
         (mode, sha, path) for mode, sha, _, path in listing
