@@ -214,7 +214,7 @@ def push_options(git: Git, base: Options, ref: PushedRef) -> Options | None:
     since = None
     if ref.remote_sha != ZERO_SHA and git.resolve(ref.remote_sha) is not None:
         since = ref.remote_sha
-    opts = copy.copy(base)  # shares the message cache, as every option
+    opts = copy.copy(base)  # every option kept; the message read once stays shared
     opts.base, opts.head = since, ref.local_sha
     # A pushed range is a range run: the protocol pseudo-gate reports what it changes.
     opts.range_run = True
