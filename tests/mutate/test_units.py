@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import io
+import subprocess
 import time
 from pathlib import Path
 
 from tools.attribute import _SHA_LINE, _SHA_ONLY
 from tools.mutate import records
-from tools.mutate.proc import TAIL_BYTES, Registry, run_step
+from tools.mutate.proc import _AFTER_JOURNAL, TAIL_BYTES, Registry, journal, run_step
 from tools.mutate.runner import LiveProgress, Progress
 
 
@@ -34,6 +35,32 @@ def test_step_timeout(tmp_path: Path) -> None:
 def test_step_stdin_is_empty(tmp_path: Path) -> None:
     r = run_step("cat; echo done", tmp_path, timeout=30, registry=Registry())
     assert r.rc == 0 and r.tail == "done\n"
+
+
+def test_a_step_runs_only_once_its_group_is_in_the_journal(tmp_path: Path) -> None:
+    """The command itself reads the journal: its own process group is there already, so a
+    tools killed at any moment leaves no step running that a sweep cannot find."""
+    tools_dir = tmp_path / "tools"
+    with journal(tools_dir):
+        r = run_step(
+            f"cat {tools_dir}/mutate/groups/*.jsonl; echo pgid=$$",
+            tmp_path,
+            timeout=30,
+            registry=Registry(),
+        )
+    assert r.rc == 0
+    pgid = r.tail.rsplit("pgid=", 1)[1].strip()
+    assert f'"pgid": {pgid},' in r.tail
+
+
+def test_a_step_whose_tools_died_before_the_journal_never_runs(tmp_path: Path) -> None:
+    """The shell's input ends before its line comes (tools was killed): it exits, 125,
+    without running the command."""
+    ran = tmp_path / "ran"
+    shell = subprocess.run(
+        ["/bin/sh", "-c", _AFTER_JOURNAL + f"touch {ran}"], stdin=subprocess.DEVNULL, check=False
+    )
+    assert shell.returncode == 125 and not ran.exists()
 
 
 def _payload(name: str, verdict: str, **extra: object) -> dict:

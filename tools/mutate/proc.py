@@ -267,6 +267,27 @@ class _Tail:
         return data.decode("utf-8", "replace")
 
 
+# The step's shell reads one line before it runs the command, and the line is sent once the
+# step's process group is in the journal: a tools killed in between leaves no group that the
+# next sweep cannot find (the shell meets the end of its input and exits instead).
+_AFTER_JOURNAL = "read -r _ || exit 125; exec </dev/null; "
+
+
+def _release(proc: subprocess.Popen[bytes]) -> None:
+    """Let the step's shell run its command (it waits for one line on its stdin)."""
+    stdin = proc.stdin
+    if stdin is None:
+        return
+    try:
+        stdin.write(b"\n")
+        stdin.flush()
+    except OSError:
+        pass  # the shell is gone already (a cancelled run killed its group)
+    finally:
+        with contextlib.suppress(OSError):
+            stdin.close()
+
+
 def run_step(
     command: str,
     cwd: Path,
@@ -277,15 +298,16 @@ def run_step(
     """Run ``command`` with ``/bin/sh -c`` from ``cwd``, stdin from /dev/null.
 
     The command gets its own session (so its process group can be killed whole, and a
-    terminal's Ctrl-C reaches tools, which decides). Processes it leaves behind in its group
-    are killed when it exits. On timeout: SIGTERM to the group, SIGKILL after a grace.
+    terminal's Ctrl-C reaches tools, which decides), and starts only once that group is
+    journaled. Processes it leaves behind in its group are killed when it exits. On timeout:
+    SIGTERM to the group, SIGKILL after a grace.
     """
     registry.check()
     started = time.monotonic()
     proc = subprocess.Popen(
-        ["/bin/sh", "-c", command],
+        ["/bin/sh", "-c", _AFTER_JOURNAL + command],
         cwd=cwd,
-        stdin=subprocess.DEVNULL,
+        stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         start_new_session=True,
@@ -293,6 +315,7 @@ def run_step(
     )
     pgid = proc.pid
     registry.add(pgid)
+    _release(proc)
     # A pipe opened with the default buffering is a BufferedReader, which has read1.
     tail = _Tail(typing.cast(io.BufferedReader, proc.stdout))
     try:
