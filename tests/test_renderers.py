@@ -125,3 +125,18 @@ def test_imports_point_from_the_renderers_to_the_model_never_back() -> None:
         assert not reached & {"tools.report", "tools.report.renderers"}, name
         assert not reached & {f"tools.report.{m}" for m in FORMAT_MODULES}, name
     assert _imports(PACKAGE / "registry.py") == set()
+
+
+def test_findings_compare_by_value_and_are_unhashable() -> None:
+    """A finding is filled in while a run goes (severity, baseline state), so it compares by
+    every field and cannot be a set member or a key."""
+    from tools.report import Finding
+
+    one = Finding("conflict-marker", "error", "m", path="a.txt", line=3)
+    same = Finding("conflict-marker", "error", "m", path="a.txt", line=3)
+    assert one == same and one != Finding("conflict-marker", "error", "m", path="a.txt")
+    same.baseline_state = "new"
+    assert one != same and one != "conflict-marker"
+    with pytest.raises(TypeError):
+        hash(one)
+    assert repr(one).startswith("Finding(rule='conflict-marker', severity='error'")

@@ -262,6 +262,9 @@ def _special_entries(raw: bytes) -> dict[str, bytes]:
 # A record's stage when it is not 0, as ``ls-files -s`` prints it (a path holding these bytes
 # only sends the listing through the careful pass).
 _UNMERGED_STAGE = re.compile(rb" [123]\t")
+# Where a record of the listing holds its mode (6 octal digits, as git prints every mode); its
+# object id is at the view's ``sha`` slice, as long as the repository's object format makes it.
+_MODE = slice(0, 6)
 
 
 class _IndexModes(Mapping[str, tuple[bytes, bytes]]):
@@ -270,15 +273,15 @@ class _IndexModes(Mapping[str, tuple[bytes, bytes]]):
     a run asks for a few of 20,000, and a pair made for each entry was most of the cost of
     reading the listing."""
 
-    __slots__ = ("_records", "_sha_end")
+    __slots__ = ("_records", "_sha")
 
-    def __init__(self, records: dict[str, str], sha_end: int) -> None:
+    def __init__(self, records: dict[str, str], sha: slice) -> None:
         self._records = records  # path -> "MODE SHA STAGE\tPATH"
-        self._sha_end = sha_end
+        self._sha = sha
 
     def __getitem__(self, path: str) -> tuple[bytes, bytes]:
         record = self._records[path]
-        return record[:6].encode("ascii"), record[7 : self._sha_end].encode("ascii")
+        return record[_MODE].encode("ascii"), record[self._sha].encode("ascii")
 
     def __contains__(self, path: object) -> bool:
         return path in self._records
@@ -302,10 +305,10 @@ class _IndexView:
         records = raw.decode(_ENC, _ERRORS).split("\0")  # the metadata is ASCII
         if not records[-1]:
             records.pop()  # after the last record's NUL
-        # Every record has one layout: a 6-digit mode, the object id (as long as the
-        # repository's object format makes it), the stage, a tab, then the path.
+        # Every record has one layout: the mode, a space, the object id, a space, the stage,
+        # a tab, then the path.
         start = records[0].index("\t") + 1 if records else 0
-        self.sha_end = start - 3
+        self.sha = slice(7, start - 3)
         if _UNMERGED_STAGE.search(raw) is None:  # every entry at stage 0: C-level maps only
             paths = map(operator.itemgetter(slice(start, None)), records)
             self.stage0: dict[str, str] = dict(zip(paths, records, strict=True))
@@ -316,20 +319,20 @@ class _IndexView:
                 if stage == "0":
                     self.stage0[path] = record
                 else:
-                    mode, sha = record[:6].encode(), record[7 : self.sha_end].encode()
+                    mode, sha = record[_MODE].encode(), record[self.sha].encode()
                     self.unmerged.append((mode, sha, stage.encode(), path))
                     self._after.append(len(self.stage0))
         self.special = _special_entries(raw)
 
     def mode(self, path: str) -> str:
-        return self.stage0[path][:6]
+        return self.stage0[path][_MODE]
 
     def entries(self) -> list[_IndexEntry]:
         """Every entry in index order: the stage-0 entries, and in a conflict the unmerged
         ones back in their places."""
-        end = self.sha_end
+        sha = self.sha
         entries = [
-            (record[:6].encode(), record[7:end].encode(), b"0", path)
+            (record[_MODE].encode(), record[sha].encode(), b"0", path)
             for path, record in self.stage0.items()
         ]
         if not self.unmerged:
@@ -623,7 +626,7 @@ class Git:
         with the mode of their first stage, or left out with ``unmerged=False``."""
         view = self._index()
         if not unmerged or not view.unmerged:
-            return {path: record[:6] for path, record in view.stage0.items()}
+            return {path: record[_MODE] for path, record in view.stage0.items()}
         modes: dict[str, str] = {}
         for mode, _, _, path in view.entries():
             modes.setdefault(path, mode.decode())
@@ -703,7 +706,7 @@ class Git:
         the index's is shared): the lean listing a whole-tree count needs."""
         if rev is None:
             view = self._index()
-            return _IndexModes(view.stage0, view.sha_end)
+            return _IndexModes(view.stage0, view.sha)
         out: dict[str, tuple[bytes, bytes]] = {}
         raw = self.out("ls-tree", "-r", "-z", "--full-tree", rev)
         for rec in raw.split(b"\0"):
@@ -734,8 +737,8 @@ class Git:
     def index_entries(self) -> list[TreeEntry]:
         """Every stage-0 entry of the index (what ``--staged`` judges)."""
         view = self._index()
-        end = view.sha_end
-        return [TreeEntry(rec[:6], rec[7:end], path) for path, rec in view.stage0.items()]
+        sha = view.sha
+        return [TreeEntry(rec[_MODE], rec[sha], path) for path, rec in view.stage0.items()]
 
     def unmerged_paths(self) -> list[str]:
         """Paths with unmerged index entries (a merge, rebase or cherry-pick stopped on

@@ -51,13 +51,13 @@ class Finding:
         # None when no baseline judged the finding.
         self.baseline_state: str | None = None
 
-    def _fields(self) -> tuple[object, ...]:
+    def _values(self) -> tuple[object, ...]:
         return tuple(getattr(self, name) for name in self.__slots__)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Finding):
             return NotImplemented
-        return self._fields() == other._fields()
+        return self._values() == other._values()
 
     __hash__ = None  # type: ignore[assignment]  # mutable: equal by value, so unhashable
 
