@@ -13,7 +13,7 @@
 """
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -23,6 +23,7 @@ from tools.git import Commit, decode
 from tools.report import GateResult, Severity
 
 if TYPE_CHECKING:
+    from tools.config_model import ProtocolConfig
     from tools.context import Context
     from tools.git import Git
 
@@ -93,21 +94,35 @@ def read_message_file(ctx: "Context") -> bytes:
     return cache.message_bytes
 
 
-def open_gate(ctx: "Context", gate: str, enabled: bool) -> tuple[GateResult, list[Subject] | None]:
-    """A commit gate's result and the messages it judges; None, the result a skip, when the
-    config disables the gate."""
-    result = GateResult(gate)
-    if not enabled:
-        return result.skip("disabled in config"), None
-    return result, messages(ctx, result)
+# ``trailers.exceptions`` resolved: (sha, rule) -> reason (:func:`exceptions`).
+Debt = dict[tuple[str, str], str]
+# What a commit gate does with the messages it judges: (ctx, result, subjects, debt).
+JudgeAll = Callable[["Context", GateResult, list[Subject], Debt], None]
 
 
-def prefetch(ctx: "Context", enabled: bool) -> None:
-    """A commit gate's :func:`~tools.gates.prefetch`: the range, unless the gate is off or
-    judges the message file alone."""
-    opts = ctx.opts
-    if enabled and not (opts.message_file is not None and opts.message_only):
-        ctx.prefetch_range()
+def gate(
+    name: str, enabled: Callable[["ProtocolConfig"], bool], judge_all: JudgeAll
+) -> tuple[Callable[["Context"], None], Callable[["Context"], GateResult]]:
+    """A commit gate's ``prefetch(ctx)`` and ``run(ctx)`` (:mod:`tools.gates`), the gate on
+    when ``enabled(config)``. The prefetch starts the range's read unless the gate is off or
+    judges the message file alone. The run is a skip when the gate is off, else
+    ``judge_all`` over the messages it judges and the exceptions resolved against them
+    (:func:`exceptions`)."""
+
+    def prefetch(ctx: "Context") -> None:
+        opts = ctx.opts
+        if enabled(ctx.config) and not (opts.message_file is not None and opts.message_only):
+            ctx.prefetch_range()
+
+    def run(ctx: "Context") -> GateResult:
+        result = GateResult(name)
+        if not enabled(ctx.config):
+            return result.skip("disabled in config")
+        subjects = messages(ctx, result)
+        judge_all(ctx, result, subjects, exceptions(ctx, subjects))
+        return result
+
+    return prefetch, run
 
 
 def messages(ctx: "Context", result: GateResult) -> list[Subject]:
@@ -256,6 +271,34 @@ def fixup_left_out(subject: Subject, fixups: str) -> bool:
     return subject.commit is not None or fixups == "allow"
 
 
+def judged(
+    result: GateResult,
+    subjects: list[Subject],
+    fixups: str,
+    *,
+    skip_merges: bool = True,
+    left_out: Callable[[Subject], object] = lambda subject: None,
+) -> Iterator[Subject]:
+    """The messages a commit gate judges, in order. A fixup that :func:`fixup_left_out` leaves
+    out goes to ``left_out`` instead and is counted in ``stats.fixups``; a merge, when
+    ``skip_merges``, in ``stats.merges_skipped``. After the last, :func:`left_out_skip`."""
+    skipped = fixed = count = 0
+    for subject in subjects:
+        if skip_merges and subject.is_merge:
+            skipped += 1
+        elif fixup_left_out(subject, fixups):
+            fixed += 1
+            left_out(subject)
+        else:
+            count += 1
+            yield subject
+    if fixed:
+        result.stats["fixups"] = fixed
+    if skipped:
+        result.stats["merges_skipped"] = skipped
+    left_out_skip(result, subjects, count)
+
+
 def left_out_skip(result: GateResult, subjects: list[Subject], judged: int) -> None:
     """When the one message of a message-file run is left out, say why as a skip (never a
     silent pass); the hook still lets the commit through (exit 0)."""
@@ -308,7 +351,7 @@ def config_where(ctx: "Context", key: str) -> str:
     return f"{ctx.config_source or 'config'}: {key}"
 
 
-def exceptions(ctx: "Context", subjects: list[Subject]) -> dict[tuple[str, str], str]:
+def exceptions(ctx: "Context", subjects: list[Subject]) -> Debt:
     """``trailers.exceptions`` resolved against the judged commits: (sha, rule) -> reason.
 
     An entry names a commit by full sha or by a prefix that is unambiguous among the judged
@@ -321,7 +364,7 @@ def exceptions(ctx: "Context", subjects: list[Subject]) -> dict[tuple[str, str],
     for s in subjects:
         if s.sha is not None:
             by_head.setdefault(s.sha[:4], []).append(s.sha)
-    table: dict[tuple[str, str], str] = {}
+    table: Debt = {}
     for i, entry in enumerate(entries):
         prefix = entry.commit.lower()
         found = {sha for sha in by_head.get(prefix[:4], ()) if sha.startswith(prefix)}
@@ -342,7 +385,7 @@ Emit = Callable[[str, str, int | None], None]
 def emitter(
     result: GateResult,
     subject: Subject,
-    debt: dict[tuple[str, str], str],
+    debt: Debt,
     severity: Callable[[str], Severity | None] = lambda rule: None,
 ) -> Emit:
     """A function ``emit(rule, message, line)`` that files a finding for ``subject``: line

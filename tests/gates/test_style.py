@@ -132,6 +132,21 @@ def test_merges_are_skipped_by_parent_count_never_by_subject(repo: Repo) -> None
     }
 
 
+def test_a_fixup_commit_is_left_out_of_both_gates_and_counted(repo: Repo) -> None:
+    # `fixup! Add it.` breaks no style rule only because it is not judged: its period would.
+    work_repo(repo)
+    raw_commit(repo, GOOD)
+    fixup = raw_commit(repo, "fixup! Add it.\n")
+    raw_commit(repo, GOOD)
+    code, gate = check(repo, "style")
+    assert (code, gate["findings"], gate["stats"]["fixups"], gate["stats"]["commits"]) == (
+        0, [], 1, 3
+    )  # fmt: skip
+    code, gate = check(repo, "trailers")
+    assert [(f["rule"], f["commit"]) for f in gate["findings"]] == [("fixup-pending", fixup)]
+    assert (code, gate["stats"]["fixups"]) == (0, 1)
+
+
 def test_exceptions_name_style_rules_too(repo: Repo) -> None:
     work_repo(repo)
     sha = raw_commit(repo, message(subject="Add it."))

@@ -13,13 +13,12 @@ from typing import TYPE_CHECKING
 
 from tools import commit_messages
 from tools.commit_messages import (
+    Debt,
     Emit,
+    Subject,
     emitter,
-    exceptions,
-    fixup_left_out,
-    left_out_skip,
+    judged,
     marker_lines,
-    open_gate,
 )
 from tools.config_model import StyleConfig
 from tools.gates.commit_range import RANGE_EMPTY
@@ -136,31 +135,15 @@ def _body(lines: list[str], text: str, subject_line: int, marker: str | None, em
     )
 
 
-def prefetch(ctx: Context) -> None:
-    commit_messages.prefetch(ctx, ctx.config.style.enabled)
-
-
-def run(ctx: Context) -> GateResult:
+def _judge_all(ctx: Context, result: GateResult, subjects: list[Subject], debt: Debt) -> None:
     cfg = ctx.config.style
-    result, subjects = open_gate(ctx, NAME, cfg.enabled)
-    if subjects is None:
-        return result
-    debt = exceptions(ctx, subjects)
     marker = ctx.config.trailers.marker
 
     def severity(rule: str) -> Severity | None:
         return cfg.subject_length if rule == "subject-length" else None
 
-    skipped = judged = 0
-    for subject in subjects:
-        if subject.is_merge:
-            skipped += 1
-            continue
-        if fixup_left_out(subject, ctx.config.trailers.fixups):
-            continue
-        judged += 1
+    for subject in judged(result, subjects, ctx.config.trailers.fixups):
         judge(subject.text, cfg, marker, emitter(result, subject, debt, severity))
-    if skipped:
-        result.stats["merges_skipped"] = skipped
-    left_out_skip(result, subjects, judged)
-    return result
+
+
+prefetch, run = commit_messages.gate(NAME, lambda config: config.style.enabled, _judge_all)

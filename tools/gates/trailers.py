@@ -12,16 +12,15 @@ from typing import TYPE_CHECKING
 
 from tools import commit_messages
 from tools.commit_messages import (
+    Debt,
     Emit,
+    Subject,
     config_where,
     emitter,
-    exceptions,
-    fixup_left_out,
     fixup_subject,
     is_own_paragraph,
-    left_out_skip,
+    judged,
     marker_lines,
-    open_gate,
 )
 from tools.config_model import TrailersConfig
 from tools.errors import UsageError
@@ -701,45 +700,29 @@ def _merge_hint(emit: Emit) -> Emit:
 # -- the gate --------------------------------------------------------------------------------
 
 
-def prefetch(ctx: Context) -> None:
-    commit_messages.prefetch(ctx, ctx.config.trailers.enabled)
-
-
-def run(ctx: Context) -> GateResult:
+def _judge_all(ctx: Context, result: GateResult, subjects: list[Subject], debt: Debt) -> None:
     cfg = ctx.config.trailers
-    result, subjects = open_gate(ctx, NAME, cfg.enabled)
-    if subjects is None:
-        return result
     strict_set = strict_commits(ctx, [s.commit for s in subjects if s.commit is not None])
-    debt = exceptions(ctx, subjects)
     filled = ctx.opts.filled
-    skipped = lenient = judged = fixups = 0
+    lenient = 0
     clean: set[str] = set()
-    skip_merges = cfg.merges == "skip"
-    for subject in subjects:
-        merge = subject.is_merge
-        if merge and skip_merges:
-            skipped += 1
-            continue
-        if fixup_left_out(subject, cfg.fixups):
-            fixups += 1
-            if subject.commit is not None:
-                _fixup_pending(result, subject.commit, cfg.fixups)
-            continue
-        judged += 1
+
+    def pending(subject: Subject) -> None:
+        if subject.commit is not None:
+            _fixup_pending(result, subject.commit, cfg.fixups)
+
+    walk = judged(result, subjects, cfg.fixups, skip_merges=cfg.merges == "skip", left_out=pending)
+    for subject in walk:
         # The message about to be committed is always judged strictly: the cutover
         # grandfathers history, not new work.
         strict = strict_set is None or subject.sha is None or subject.sha in strict_set
         lenient += not strict
         emit = emitter(result, subject, debt)
-        if merge:
+        if subject.is_merge:
             emit = _merge_hint(emit)
         judge(subject.text, cfg, emit, strict=strict, filled=filled, clean=clean)
-    if fixups:
-        result.stats["fixups"] = fixups
-    if skipped:
-        result.stats["merges_skipped"] = skipped
     if strict_set is not None:
         result.stats["before_cutover"] = lenient
-    left_out_skip(result, subjects, judged)
-    return result
+
+
+prefetch, run = commit_messages.gate(NAME, lambda config: config.trailers.enabled, _judge_all)
