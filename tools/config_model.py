@@ -9,12 +9,13 @@ schema lets the user leave out gets the default its description names.
 """
 
 from collections.abc import Mapping
-from typing import Any, Literal, NamedTuple, TypeAlias
+from typing import Any, Literal, NamedTuple, TypeAlias, TypeVar
 
 RuleLevel: TypeAlias = Literal["off", "info", "warning", "error"]
 # A bucket's exemption per file: how many of its first sites, or "*" for all.
 Allowance: TypeAlias = "int | Literal['*']"
 StateColumn: TypeAlias = "str | int | None"
+_Section = TypeVar("_Section", bound=NamedTuple)  # a section's named tuple
 
 
 class TrailerException(NamedTuple):
@@ -169,31 +170,22 @@ def _optional_strings(value: Any) -> tuple[str, ...] | None:
     return None if value is None else tuple(value)
 
 
+def _section(kind: type[_Section], data: Mapping[str, Any], **converted: Any) -> _Section:
+    """A section's named tuple: each field as ``data`` holds it under the field's name, unless
+    ``converted`` gives its value."""
+    fields: tuple[str, ...] = kind._fields
+    return kind(*[converted[f] if f in converted else data[f] for f in fields])
+
+
 def _trailers(data: Mapping[str, Any]) -> TrailersConfig:
-    return TrailersConfig(
-        enabled=data["enabled"],
-        marker=data["marker"],
-        marker_placement=data["marker_placement"],
-        assisted_by_format=data["assisted_by_format"],
+    return _section(
+        TrailersConfig,
+        data,
         required={key: tuple(values) for key, values in data["required"].items()},
-        assisted_by=data["assisted_by"],
         ai_identities=_strings(data["ai_identities"]),
-        merges=data["merges"],
-        fixups=data["fixups"],
-        cutover=data["cutover"],
         exceptions=tuple(
             TrailerException(e["commit"], e["rule"], e["reason"]) for e in data["exceptions"]
         ),
-    )
-
-
-def _style(data: Mapping[str, Any]) -> StyleConfig:
-    return StyleConfig(
-        enabled=data["enabled"],
-        subject_max=data["subject_max"],
-        subject_length=data["subject_length"],
-        subject_pattern=data["subject_pattern"],
-        require_body=data["require_body"],
     )
 
 
@@ -281,19 +273,13 @@ def protocol_config(data: Mapping[str, Any]) -> ProtocolConfig:
         index=FileConfig(data["index"]["path"]),
         ledger=FileConfig(data["ledger"]["path"]),
         trailers=_trailers(data["trailers"]),
-        style=_style(data["style"]),
+        style=_section(StyleConfig, data["style"]),
         docs=DocsConfig(
             rules=tuple(_checkpoint(r) for r in docs["rules"]),
             spec_now=tuple(_status_matrix(e) for e in docs["spec_now"]),
         ),
         ratchets={name: _ratchet(r) for name, r in (data.get("ratchets") or {}).items()},
-        now=NowConfig(
-            path=data["now"]["path"],
-            headings=_strings(data["now"]["headings"]),
-            max_lines=data["now"]["max_lines"],
-            max_entry=data["now"]["max_entry"],
-            max_age_days=data["now"]["max_age_days"],
-        ),
+        now=_section(NowConfig, data["now"], headings=_strings(data["now"]["headings"])),
         specs=FolderConfig(data["specs"]["dir"]),
         links=LinksConfig(_strings(data["links"]["paths"]), _strings(data["links"]["exclude"])),
         goldens=FolderConfig(data["goldens"]["dir"]),
