@@ -181,8 +181,8 @@ def _bucket(name: str, value: BucketConfig, where: str) -> Bucket:
         pattern,
         regex,
         required(pattern),
-        list(value.examples),
-        list(value.counter_examples),
+        value.examples,
+        value.counter_examples,
         guards,
     )
 

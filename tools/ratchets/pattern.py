@@ -13,10 +13,9 @@ guess: a regex without literals is matched on every line. The examples are count
 same path, so a prefilter that lost a match would disarm its bucket.
 """
 
-from __future__ import annotations
-
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
+from typing import NamedTuple
 
 from tools.ratchets.cstrip import strip_c
 from tools.ratchets.guards import GuardSet, guarded_lines
@@ -67,29 +66,17 @@ def lines_with(text: str, literal: str | None) -> Iterator[tuple[int, str]]:
 
 
 # -- buckets and markers ------------------------------------------------------------------------
-class Bucket:
+class Bucket(NamedTuple):
     """One bucket of a pattern ratchet: its regex, what a line needs to match it, and the
     examples that arm it."""
 
-    __slots__ = ("name", "pattern", "regex", "needs", "examples", "counter_examples", "guards")
-
-    def __init__(
-        self,
-        name: str,
-        pattern: str,
-        regex: re.Pattern[str],
-        needs: Needs,
-        examples: Sequence[str] = (),
-        counter_examples: Sequence[str] = (),
-        guards: GuardSet | None = None,
-    ) -> None:
-        self.name = name
-        self.pattern = pattern
-        self.regex = regex
-        self.needs = needs
-        self.examples = list(examples)
-        self.counter_examples = list(counter_examples)
-        self.guards = guards  # outside_guards: sites inside such a guard do not count
+    name: str
+    pattern: str
+    regex: re.Pattern[str]
+    needs: Needs
+    examples: tuple[str, ...] = ()
+    counter_examples: tuple[str, ...] = ()
+    guards: GuardSet | None = None  # outside_guards: sites inside such a guard do not count
 
 
 class Marker:
