@@ -120,7 +120,10 @@ _GRID_TIE_STATS = ("verdict", "reasons", "divergent", "max_divergent", "top_n", 
 
 # A judge of one input file: (the gate result, what its ledger record holds), given the
 # context and the file as the report names it; the record is built only when it is appended.
-Judge = Callable[["Context", str], tuple[GateResult, Callable[[], dict[str, Any]]]]
+Verdict = tuple[GateResult, Callable[[], dict[str, Any]]]
+Judge = Callable[["Context", str], Verdict]
+EvidenceArg = Annotated[Path, typer.Argument(help="Evidence JSON (tools.grid-tie/1).")]
+PlanArg = Annotated[Path, typer.Argument(help="The plan (YAML).")]
 
 
 def _admission(opts: Options, path: Path, kind: str, no_record: bool, judge: Judge) -> None:
@@ -135,14 +138,10 @@ def _admission(opts: Options, path: Path, kind: str, no_record: bool, judge: Jud
     finish(Report([result]), opts)
 
 
-def grid_tie(
-    opts: Options,
-    evidence: Annotated[Path, typer.Argument(help="Evidence JSON (tools.grid-tie/1).")],
-    no_record: NoRecord = False,
-) -> None:
+def grid_tie(opts: Options, evidence: EvidenceArg, no_record: NoRecord = False) -> None:
     """PASS only if every divergent prompt is explained by a BF16 logit grid tie."""
 
-    def judge(ctx: Context, where: str) -> tuple[GateResult, Callable[[], dict[str, Any]]]:
+    def judge(ctx: Context, where: str) -> Verdict:
         from tools.numerics import gridtie
         from tools.numerics.common import sha256_file
 
@@ -157,14 +156,10 @@ def grid_tie(
     _admission(opts, evidence, "grid-tie", no_record, judge)
 
 
-def topp_count(
-    opts: Options,
-    plan: Annotated[Path, typer.Argument(help="The plan (YAML).")],
-    no_record: NoRecord = False,
-) -> None:
+def topp_count(opts: Options, plan: PlanArg, no_record: NoRecord = False) -> None:
     """Kept counts of each kernel against the native comparator, plus the safety checks."""
 
-    def judge(ctx: Context, where: str) -> tuple[GateResult, Callable[[], dict[str, Any]]]:
+    def judge(ctx: Context, where: str) -> Verdict:
         from tools.numerics import topp
 
         result, payload = topp.run_file(plan, ctx.root, where)
