@@ -74,8 +74,7 @@ class Subject(NamedTuple):
 
 def read_message_file(ctx: "Context") -> bytes:
     """The bytes of ``--message-file`` (``-``: stdin), read once per invocation."""
-    cache = ctx.opts.cache
-    if cache.message_bytes is None:
+    if ctx.message_bytes is None:
         name = ctx.opts.message_file
         assert name is not None
         if name == "-":
@@ -90,8 +89,8 @@ def read_message_file(ctx: "Context") -> bytes:
                 ) from None
             except OSError as exc:
                 raise UsageError(f"cannot read message file: {exc.strerror}", where=name) from None
-        cache.message_bytes = data
-    return cache.message_bytes
+        ctx.message_bytes = data
+    return ctx.message_bytes
 
 
 # ``trailers.exceptions`` resolved: (sha, rule) -> reason (:func:`exceptions`).

@@ -52,6 +52,8 @@ class Context:
         self._pending_staged: Background[list[Change]] | None = None
         # What a gate's prefetch (tools.gates.prefetch) started, by gate, for its run to take.
         self.prefetched: dict[str, object] = {}
+        # The bytes of --message-file, read once for every gate (commit_messages).
+        self.message_bytes: bytes | None = None
         self.git = Git(opts.repo, bare_ok=opts.bare_ok)
         self.root: Path = self.git.root
         if opts.commit and (opts.staged or opts.base or opts.head):

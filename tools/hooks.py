@@ -15,7 +15,6 @@ and fails closed, saying how to reinstall, when that executable is gone.
 
 from __future__ import annotations
 
-import copy
 import os
 import shlex
 import subprocess
@@ -214,11 +213,9 @@ def push_options(git: Git, base: Options, ref: PushedRef) -> Options | None:
     since = None
     if ref.remote_sha != ZERO_SHA and git.resolve(ref.remote_sha) is not None:
         since = ref.remote_sha
-    opts = copy.copy(base)  # every option kept; the message read once stays shared
-    opts.base, opts.head = since, ref.local_sha
-    # A pushed range is a range run: the protocol pseudo-gate reports what it changes.
-    opts.range_run = True
-    return opts
+    # Every other option kept; a pushed range is a range run (the protocol pseudo-gate
+    # reports what it changes).
+    return base._replace(base=since, head=ref.local_sha, range_run=True)
 
 
 def pending(git: Git) -> GateResult | None:

@@ -19,17 +19,16 @@ MessageFileOpt = Annotated[
 ]
 
 
-def _message_only(opts: Options, message_file: str | None) -> None:
+def _message_only(opts: Options, message_file: str | None) -> Options:
     """With --message-file the command judges that message alone (no range is read)."""
     if message_file is None:
-        return
+        return opts
     if opts.base or opts.head or opts.commit or opts.require_commits:
         raise UsageError(
             "--message-file judges one message alone; it cannot be combined with "
             "--base, --head, --commit or --require-commits"
         )
-    opts.message_file = message_file
-    opts.message_only = True
+    return opts._replace(message_file=message_file, message_only=True)
 
 
 FilledOpt = Annotated[
@@ -38,28 +37,23 @@ FilledOpt = Annotated[
 ]
 
 
-def _messages_only(opts: Options, message_file: str | None) -> None:
+def _messages_only(opts: Options, message_file: str | None) -> Options:
     """What both commit-message gates set: a message file alone, or a range read without its
     changed paths (only messages are judged: no rename detection), bare repositories allowed
     (a server-side pre-receive check judges one)."""
-    _message_only(opts, message_file)
-    opts.range_paths = False
-    opts.bare_ok = True
+    return _message_only(opts, message_file)._replace(range_paths=False, bare_ok=True)
 
 
 def trailers_check(
     opts: Options, message_file: MessageFileOpt = None, filled: FilledOpt = False
 ) -> None:
     """Judge the trailers of merge-base(base, head)..head, one --commit, or a message file."""
-    _messages_only(opts, message_file)
-    opts.filled = filled
-    run_gates(opts, ["trailers"])
+    run_gates(_messages_only(opts, message_file)._replace(filled=filled), ["trailers"])
 
 
 def style_check(opts: Options, message_file: MessageFileOpt = None) -> None:
     """Judge the style of merge-base(base, head)..head, one --commit, or a message file."""
-    _messages_only(opts, message_file)
-    run_gates(opts, ["style"])
+    run_gates(_messages_only(opts, message_file), ["style"])
 
 
 def register(app: typer.Typer) -> None:

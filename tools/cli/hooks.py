@@ -83,14 +83,13 @@ def hooks_run(opts: Options, hook: HookArg, args: ArgsArg = None) -> None:
         _show(Report([blocked]), started, what=_what(hook))
         raise typer.Exit(1)
     if hook == "pre-commit":
-        opts.staged = True
-        report = hooks.judge(opts, hooks.CONTENT_GATES)
+        report = hooks.judge(opts._replace(staged=True), hooks.CONTENT_GATES)
     elif hook == "commit-msg":
         if len(args) != 1:
             raise UsageError("the commit-msg hook takes one argument: the message file")
-        opts.message_file = args[0]
-        opts.range_paths = False
-        opts.message_only = opts.filled = True
+        opts = opts._replace(
+            message_file=args[0], range_paths=False, message_only=True, filled=True
+        )
         report = hooks.judge(opts, hooks.MESSAGE_GATES)
     else:
         report = _pre_push(git, opts, stdin)

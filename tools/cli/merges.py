@@ -11,8 +11,8 @@ from tools.options import Options
 def merges_check(opts: Options) -> None:
     """Recompute git's merge of the parents of each two-parent merge of
     merge-base(base, head)..head (or of one --commit) and compare it with the merge."""
-    opts.range_paths = False  # merges are recomputed by git; the range's paths go unused
-    run_gates(opts, ["merges"])
+    # Merges are recomputed by git: the range's paths go unused.
+    run_gates(opts._replace(range_paths=False), ["merges"])
 
 
 def register(app: typer.Typer) -> None:

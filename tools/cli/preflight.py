@@ -30,7 +30,7 @@ def preflight(opts: Options, gate: GateOpt = None, message_file: MessageFileOpt 
     from tools.context import Context
     from tools.gates import inplace_pending
 
-    opts.message_file = message_file
+    opts = opts._replace(message_file=message_file)
     ctx = Context(opts)
     names = list(gate) if gate else list(ctx.config.preflight.gates)
     unknown = [n for n in names if n not in gates.GATES]

@@ -35,13 +35,15 @@ BaseOpt = Annotated[
 ]
 
 
-def _select(opts: Options, names: list[str] | None, rev: str | None, base: str | None) -> None:
+def _select(
+    opts: Options, names: list[str] | None, rev: str | None, base: str | None, report: bool
+) -> Options:
     if rev is not None and opts.staged:
         raise UsageError("--rev and --staged name different trees; give one")
-    opts.base = base
-    if rev is not None and opts.config_from == "base":
-        opts.head = rev  # the counted tree is the head whose merge base holds the baselines
-    opts.ratchet = RatchetRequest(tuple(names or ()), rev)
+    # With --rev, the counted tree is the head whose merge base holds the baselines.
+    head = rev if rev is not None and opts.config_from == "base" else opts.head
+    request = RatchetRequest(tuple(names or ()), rev, report)
+    return opts._replace(base=base, head=head, ratchet=request)
 
 
 def _per_file_table(stats: dict[str, Any]) -> str:
@@ -71,8 +73,7 @@ def ratchet_check(
     from tools.context import Context
     from tools.report import render
 
-    _select(opts, names, rev, base)
-    opts.ratchet = (opts.ratchet or RatchetRequest())._replace(report=report)
+    opts = _select(opts, names, rev, base, report)
     ctx = Context(opts)
     (result,) = gates.run_all(["ratchet"], ctx)
     # Severities and the findings baseline judge it as preflight does.
@@ -86,8 +87,7 @@ def ratchet_check(
 def ratchet_tighten(opts: Options, names: NamesArg = None, rev: RevOpt = None) -> None:
     """Lower the baselines to the current counts (create a missing one); refuse, writing
     nothing, when any bucket would rise or a detector is unarmed (exit 1)."""
-    _select(opts, names, rev, None)
-    done = _tighten(opts)
+    done = _tighten(_select(opts, names, rev, None, False))
     show(done, opts, exit_code=EXIT_FAIL if done.status == "refused" else 0)
 
 
