@@ -14,16 +14,18 @@ import sys
 import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Annotated, Any, NamedTuple, TypeVar, cast
+from typing import TYPE_CHECKING, Annotated, Any, NamedTuple, TypeVar, cast
 
 import typer
 from typer.core import TyperGroup
 
 from tools.cli import say_interrupted
 from tools.errors import UsageError
-from tools.options import Options
 from tools.report import FORMATS, Report, TextOptions, render
 from tools.report import formats as formats_of
+
+if TYPE_CHECKING:
+    from tools.options import Options
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -252,6 +254,8 @@ def _injected(*, check: bool, staged: bool, range_: bool, commit: bool) -> list[
 
 def _options(given: dict[str, Any], glob: dict[str, Any], *, range_: bool, fmt: str) -> Options:
     """The command's options: its own values over those given before the subcommand."""
+    from tools.options import Options  # loaded when a command runs, not for --version
+
     return Options(
         repo=given.get("repo") or glob.get("repo"),
         config=given.get("config") or glob.get("config"),
