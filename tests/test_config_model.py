@@ -15,6 +15,8 @@ from tools.config_model import (
     MarkdownRatchetConfig,
     PatternRatchetConfig,
     ProtocolConfig,
+    StyleConfig,
+    _section,
     protocol_config,
 )
 from tools.context import Context, Options
@@ -47,6 +49,15 @@ def test_pattern_and_markdown_ratchets_have_every_schema_key() -> None:
         ("markdownRatchet", MarkdownRatchetConfig),
     ):
         assert set(defs[key]["properties"]) <= _fields(cls), key
+
+
+def test_a_section_built_by_field_names_refuses_a_name_that_is_no_field() -> None:
+    # Sections are built from the mapping by their fields' names; a converted value given
+    # under a misspelt name would otherwise leave the raw value in place without a word.
+    style = defaults()["style"]
+    assert _section(StyleConfig, style) == StyleConfig(**style)
+    with pytest.raises(TypeError, match="'subject_maxx'"):
+        _section(StyleConfig, style, subject_maxx=1)
 
 
 def _user(over: dict[str, Any]) -> ProtocolConfig:

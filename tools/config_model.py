@@ -172,8 +172,11 @@ def _optional_strings(value: Any) -> tuple[str, ...] | None:
 
 def _section(kind: type[_Section], data: Mapping[str, Any], **converted: Any) -> _Section:
     """A section's named tuple: each field as ``data`` holds it under the field's name, unless
-    ``converted`` gives its value."""
+    ``converted`` gives its value (a name that is no field is a bug here, not a default)."""
     fields: tuple[str, ...] = kind._fields
+    unknown = converted.keys() - set(fields)
+    if unknown:
+        raise TypeError(f"{kind.__name__} has no field {sorted(unknown)[0]!r}")
     return kind(*[converted[f] if f in converted else data[f] for f in fields])
 
 
