@@ -54,7 +54,7 @@ def test_a_receipt_nested_past_the_limit_is_exit_2(repo: Repo) -> None:
     repo.commit("Start\n\nBody.\n")
     receipt = repo.write("receipt.json", nested(DEEP))
     run = repo.tools("ledger", "merge", str(receipt))
-    assert run.exit_code == 2 and "nested deeper than 100 levels" in run.stderr
+    assert run.exit_code == 2 and "deeper than 100 levels" in run.stderr
     assert str(receipt) in run.stderr
     assert not (repo.path / ".agents/ledger.jsonl").exists()
 

@@ -217,3 +217,31 @@ def test_ratchet_check_reads_the_baseline_of_the_tree_it_counts(repo: Repo) -> N
     (repo.path / PATH).unlink()
     assert repo.tools("ratchet", "check", "--rev", "HEAD").exit_code == 0
     assert repo.tools("ratchet", "check").exit_code == 1
+
+
+def test_a_multi_line_fingerprint_covers_every_line_of_its_construct() -> None:
+    from tools import findings_baseline as fb
+    from tools.report import Finding
+
+    table = b"<!-- open -->\n| arm | rc |\n| control | 1 |\n<!-- close -->\nafter\n"
+
+    def fingerprint(content: bytes, *, end_line: int | None) -> str:
+        finding = Finding("spec-evidence-unbacked", "error", "m", path="s.md", line=1)
+        finding.end_line = end_line
+        ((_, fp),) = fb.fingerprints("spec", [finding], lambda _p: content)
+        return fp
+
+    flipped = table.replace(b"| control | 1 |", b"| control | 0 |")
+    moved = b"new line above\n" + table  # the construct moved: same identity
+    # One line: the cell inside is not seen. The whole construct: it is.
+    assert fingerprint(table, end_line=None) == fingerprint(flipped, end_line=None)
+    assert fingerprint(table, end_line=4) != fingerprint(flipped, end_line=4)
+    # Whitespace inside a line is normalised, as for one line; the line below is outside.
+    spaced = table.replace(b"| arm | rc |", b"|  arm  |   rc |").replace(b"after", b"other")
+    assert fingerprint(table, end_line=4) == fingerprint(spaced, end_line=4)
+    # A construct of one line fingerprints as before (existing baselines keep matching).
+    assert fingerprint(table, end_line=1) == fingerprint(table, end_line=None)
+    finding = Finding("spec-evidence-unbacked", "error", "m", path="s.md", line=2)
+    finding.end_line = 5
+    ((_, at_two),) = fb.fingerprints("spec", [finding], lambda _p: moved)
+    assert at_two == fingerprint(table, end_line=4)

@@ -16,6 +16,7 @@ from collections.abc import Callable, Hashable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
+from tools import file_reads
 from tools.errors import UsageError
 
 if TYPE_CHECKING:  # only for annotations: the table parser imports this module too
@@ -227,10 +228,13 @@ def worktree_file(ctx: "Context", path: str) -> Path | None:
     if ctx.opts.staged or head_explicit(ctx):
         return None
     full = ctx.git.worktree_path(path)
-    if not full.exists():
+    if not full.exists() and not full.is_symlink():
         return None
-    if full.is_dir():
-        raise UsageError(f"{path}: is a directory, expected a file")
+    # The checks of every bounded read (SPEC §10): a regular file inside the repository.
+    stream = file_reads.open_stream(full, path, root=ctx.root)
+    if stream is None:
+        return None
+    stream.close()
     if not os.access(full, os.R_OK):
         raise UsageError(f"{path}: cannot read: permission denied")
     return full

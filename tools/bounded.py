@@ -5,8 +5,9 @@ recursive parts of PyYAML and jsonschema run out of stack (a crash, exit 3) and 
 ("billion laughs") expands a few hundred bytes into gigabytes. PyYAML's event parser is
 iterative, so one pass over its events measures nesting and the size the aliases would expand
 to, in linear time and without building anything. JSON (baselines, receipts, evidence,
-ledger lines) has no aliases; its nesting is measured on its brackets outside strings, by
-C-level passes (a regex, ``bytes.translate``, ``itertools.accumulate``), never by recursion.
+ledger lines) has no aliases; its nesting and its nodes are measured on its brackets and
+separators outside strings, by C-level passes (a regex, ``bytes.translate``,
+``itertools.accumulate``, ``bytes.count``), never by recursion.
 """
 
 from __future__ import annotations
@@ -107,18 +108,80 @@ _STEPS = bytes.maketrans(b"[{]}", b"\x01\x01\xff\xff")
 _NOT_BRACKETS = bytes(c for c in range(256) if c not in b"[]{}")
 
 
+def _outside_strings(raw: bytes) -> bytes:
+    """``raw`` read as JSON with every string literal dropped (its quotes too)."""
+    if b'"' not in raw:
+        return raw
+    if b"\\" in raw:
+        raw = _JSON_ESCAPE.sub(b"", raw)
+    return b"".join(raw.split(b'"')[::2])
+
+
 def json_depth(text: str | bytes) -> int:
     """The deepest nesting of ``text`` read as JSON (0 for a scalar), in linear time. Text
     that is not JSON gets a number too; the parser then reports what is wrong with it."""
     raw = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
     if b"[" not in raw and b"{" not in raw:
         return 0
-    if b'"' in raw:
-        if b"\\" in raw:
-            raw = _JSON_ESCAPE.sub(b"", raw)
-        raw = b"".join(raw.split(b'"')[::2])  # the text outside strings
-    steps = raw.translate(_STEPS, _NOT_BRACKETS)
+    steps = _outside_strings(raw).translate(_STEPS, _NOT_BRACKETS)
     return max(accumulate(array("b", steps)), default=0)
+
+
+# What separates JSON's nodes: every value and key but the document's own follows one of these.
+# Separators kept, white space dropped, anything else (a scalar's bytes) one placeholder, so
+# that a container holding only a scalar does not look empty.
+_SCALARS = bytes(c if c in b"[]{},:" else ord("x") for c in range(256))
+_WHITE = b" \t\r\n"
+_MARKS = (b",", b":", b"[", b"{")
+_PIECE = 1 << 20  # bytes measured at a time, so a document far past the bound stops early
+
+
+def json_nodes(text: str | bytes) -> int:
+    """The nodes of ``text`` read as JSON (every container, scalar and key counts one, as the
+    YAML bound counts them), or a number past :data:`MAX_NODES` once the count passes it (a
+    document of a million entries is refused after its first pieces). Linear time; text that
+    is not JSON gets a number too, and the parser then reports what is wrong with it."""
+    raw = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
+    bound = 1 + sum(raw.count(m) for m in _MARKS)  # separators in strings too: an upper bound
+    return bound if bound <= MAX_NODES else count_nodes(raw, MAX_NODES)
+
+
+def count_nodes(raw: bytes, stop: int) -> int:
+    """The nodes of JSON ``raw``, counted exactly until the count passes ``stop``: one more
+    than the commas, the colons and the containers that hold something, outside strings."""
+    return _measure_json(raw, stop, None)[0]
+
+
+def _measure_json(raw: bytes, stop: int, deepest: int | None) -> tuple[int, int]:
+    """(nodes, depth) of JSON ``raw`` read piece by piece, until the nodes pass ``stop`` or,
+    when ``deepest`` is given, the depth passes it: whichever the document passes first."""
+    nodes, depth, in_string, last, at = 1, 0, False, b"", 0
+    while at < len(raw) and nodes <= stop and (deepest is None or depth <= deepest):
+        end = min(len(raw), at + _PIECE)
+        piece = raw[at:end]
+        run = len(piece) - len(piece.rstrip(b"\\"))
+        if run % 2 and end < len(raw):  # never cut an escape in two
+            end += 1
+            piece = raw[at:end]
+        at = end
+        if b"\\" in piece:
+            piece = _JSON_ESCAPE.sub(b"", piece)
+        parts = piece.split(b'"')
+        # Each string becomes one placeholder: `["a"]` holds something.
+        outside = (b"x" if in_string else b"") + b"x".join(parts[1 if in_string else 0 :: 2])
+        in_string ^= (len(parts) - 1) % 2 == 1
+        kept = outside.translate(_SCALARS, _WHITE)
+        joined = last + kept
+        nodes += sum(kept.count(m) for m in _MARKS) - joined.count(b"[]") - joined.count(b"{}")
+        last = kept[-1:] or last
+        if deepest is not None:
+            steps = array("b", kept.translate(_STEPS, _NOT_BRACKETS))
+            levels = list(accumulate(steps, initial=depth))
+            depth_here = max(levels)
+            if depth_here > deepest:
+                return nodes, depth_here
+            depth = levels[-1]
+    return nodes, depth
 
 
 def json_too_deep(text: str | bytes) -> bool:
@@ -135,12 +198,24 @@ def json_too_deep(text: str | bytes) -> bool:
 
 
 def check_json(text: str | bytes, where: str) -> None:
-    """Refuse ``text`` (exit 2 naming ``where``) when its nesting exceeds :data:`MAX_DEPTH`."""
-    if json_too_deep(text):
+    """Refuse ``text`` (exit 2 naming ``where``) when its nesting exceeds :data:`MAX_DEPTH`
+    or it holds more than :data:`MAX_NODES` nodes, before anything is built."""
+    raw = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else text
+    if json_nodes(raw) <= MAX_NODES and not json_too_deep(raw):
+        return  # within both bounds (the quick counts settle most documents)
+    # One pass that stops at whichever bound the document passes first.
+    nodes, depth = _measure_json(raw, MAX_NODES, MAX_DEPTH)
+    if depth > MAX_DEPTH:
         raise UsageError(
             f"nesting deeper than {MAX_DEPTH} levels",
             where=where,
             expected=f"a JSON document nested at most {MAX_DEPTH} deep",
+        )
+    if nodes > MAX_NODES:
+        raise UsageError(
+            f"the document holds more than {MAX_NODES:,} nodes",
+            where=where,
+            expected=f"a JSON document of at most {MAX_NODES:,} nodes",
         )
 
 

@@ -81,14 +81,11 @@ def read_message_file(ctx: "Context") -> bytes:
             stream = getattr(sys.stdin, "buffer", None)
             data = stream.read() if stream is not None else sys.stdin.read().encode()
         else:
-            try:
-                data = Path(name).read_bytes()
-            except IsADirectoryError:
-                raise UsageError(
-                    "is a directory, expected a commit message file", where=name
-                ) from None
-            except OSError as exc:
-                raise UsageError(f"cannot read message file: {exc.strerror}", where=name) from None
+            from tools import file_reads
+
+            if Path(name).is_dir():
+                raise UsageError("is a directory, expected a commit message file", where=name)
+            data = file_reads.read_file(Path(name), name)
         ctx.message_bytes = data
     return ctx.message_bytes
 

@@ -171,11 +171,14 @@ def load_file(path: Path, *, display: str) -> dict[str, Any]:
     return load_bytes(_read(path, display), display=display)
 
 
-def _read(path: Path, display: str) -> bytes:
-    try:
-        return path.read_bytes()
-    except OSError as exc:
-        raise UsageError(f"cannot read config: {exc.strerror}", where=display) from None
+def _read(path: Path, display: str, root: Path | None = None) -> bytes:
+    """The config file's bytes: a regular file (inside ``root``, given), read under the
+    default ``limits``: the config that could change them is the one being read."""
+    from tools import file_reads
+
+    return file_reads.read_file(
+        path, display, root=root, limit=file_reads.DEFAULT_LIMITS.max_file_bytes
+    )
 
 
 def validation_cache(tools_dir: Path) -> Path:
@@ -274,10 +277,11 @@ def load(
         display = str(config)
     else:
         path = repo_root / DEFAULT_PATH
-        if not path.exists():
+        if not path.exists() and not path.is_symlink():
             return load_merged(None, display=DEFAULT_PATH, cache=cache), None
         refuse_outside_link(path, repo_root, DEFAULT_PATH)
         display = DEFAULT_PATH
+        return load_merged(_read(path, display, repo_root), display=display, cache=cache), display
     return load_merged(_read(path, display), display=display, cache=cache), display
 
 
@@ -287,4 +291,13 @@ def load_typed(
     """The effective config of :func:`load` as typed sections (commands that read a few
     keys and never print the mapping)."""
     data, _ = load(repo_root, config, tools_dir=tools_dir)
-    return protocol_config(data)
+    typed = protocol_config(data)
+    apply_limits(typed)
+    return typed
+
+
+def apply_limits(cfg: ProtocolConfig) -> None:
+    """Make ``cfg``'s ``limits`` those of every later file read (:mod:`tools.file_reads`)."""
+    from tools import file_reads
+
+    file_reads.configure(file_reads.Limits(cfg.limits.max_file_bytes, cfg.limits.max_line_bytes))

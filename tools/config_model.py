@@ -143,6 +143,13 @@ class PreflightConfig(NamedTuple):
     gates: tuple[str, ...]
 
 
+class LimitsConfig(NamedTuple):
+    """``limits``: how much of one file of the judged tree is read (SPEC §10)."""
+
+    max_file_bytes: int
+    max_line_bytes: int
+
+
 class ProtocolConfig(NamedTuple):
     """The effective config, every section filled."""
 
@@ -160,6 +167,7 @@ class ProtocolConfig(NamedTuple):
     specs: FolderConfig
     links: LinksConfig
     goldens: FolderConfig
+    limits: LimitsConfig
 
 
 def _strings(value: Any) -> tuple[str, ...]:
@@ -286,4 +294,5 @@ def protocol_config(data: Mapping[str, Any]) -> ProtocolConfig:
         specs=FolderConfig(data["specs"]["dir"]),
         links=LinksConfig(_strings(data["links"]["paths"]), _strings(data["links"]["exclude"])),
         goldens=FolderConfig(data["goldens"]["dir"]),
+        limits=_section(LimitsConfig, data["limits"]),
     )

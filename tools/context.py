@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from tools import config as config_mod
-from tools import severities
+from tools import file_reads, severities
 from tools.background import Background
 from tools.config_model import ProtocolConfig, protocol_config
 from tools.errors import UsageError
@@ -70,6 +70,8 @@ class Context:
         if opts.config_from == "base":
             self.config_rev = self._config_base()
             self.config_data, self.config_source = self._config_at(self.config_rev)
+            # What git reads besides the config decides what is judged too (SPEC §10).
+            self.git.use_attributes_from(self.config_rev)
         elif self.git.bare:
             self.config_data, self.config_source = self._bare_config()
         else:
@@ -77,6 +79,7 @@ class Context:
                 self.root, opts.config, tools_dir=self.git.tools_dir()
             )
         self.config: ProtocolConfig = protocol_config(self.config_data)
+        config_mod.apply_limits(self.config)
         severities.check(self.config, self.config_source)
         # A ref the user named explicitly must resolve, whichever gates end up running.
         for flag, ref in (("--base", opts.base), ("--head", opts.head), ("--commit", opts.commit)):
@@ -233,15 +236,8 @@ class Context:
         """``path`` as the gate should judge it now: the staged blob or the working tree file."""
         if self.opts.staged:
             return self.git.staged_blob(path)
-        full = self.git.worktree_path(path)
-        if not full.exists() and not full.is_symlink():
-            return None
-        try:
-            return full.read_bytes()
-        except IsADirectoryError:
-            raise UsageError(f"{path}: is a directory, expected a file") from None
-        except OSError as exc:
-            raise UsageError(f"{path}: cannot read: {exc.strerror}") from None
+        # A regular file inside the repository, within limits.max_file_bytes (SPEC §10).
+        return file_reads.read_optional(self.git.worktree_path(path), path, root=self.root)
 
     def prefetch_staged_changes(self) -> None:
         """Start reading the staged change on a thread; :attr:`staged_changes` waits for it."""

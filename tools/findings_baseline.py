@@ -3,8 +3,10 @@ fingerprints, and the file format.
 
 A finding is identified by its gate, rule and path and the text of the line it names,
 whitespace-normalised, so that it keeps its identity when an edit above moves it; identical
-findings in one file are told apart by their order (the repeat count). A finding that names no
-line is identified by its gate, rule, path and repeat count alone.
+findings in one file are told apart by their order (the repeat count). A finding on a
+construct that spans lines (``end_line``: an evidence table) is identified by the text of every
+line of it, so that changing any cell inside is a new finding (SPEC §10). A finding that names
+no line is identified by its gate, rule, path and repeat count alone.
 
 Decisions (docs/adoption.md): only findings of the content gates (conflicts excepted) that name
 no commit are recorded (a verdict on a commit is judged once, in the range that brings it);
@@ -72,6 +74,14 @@ def line_text(lines: list[bytes] | None, line: int | None) -> str:
     return normalise(lines[line - 1].decode("utf-8", "surrogateescape"))
 
 
+def span_text(lines: list[bytes] | None, line: int | None, end_line: int | None) -> str:
+    """The text a fingerprint covers: line ``line``'s (:func:`line_text`) or, for a construct
+    through ``end_line``, every line of it, each normalised, joined with ``\n``."""
+    if end_line is None or line is None or end_line <= line:
+        return line_text(lines, line)
+    return "\n".join(line_text(lines, n) for n in range(line, end_line + 1))
+
+
 def fingerprints(
     gate: str, findings: Iterable[Finding], read: Callable[[str], bytes | None]
 ) -> list[tuple[Finding, str]]:
@@ -87,7 +97,7 @@ def fingerprints(
             if path not in contents:
                 raw = read(path)
                 contents[path] = raw.split(b"\n") if raw is not None else None
-            text = line_text(contents[path], finding.line)
+            text = span_text(contents[path], finding.line, finding.end_line)
         key = "\0".join((gate, finding.rule, path, text))
         repeat = seen.get(key, 0)
         seen[key] = repeat + 1

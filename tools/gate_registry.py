@@ -48,7 +48,9 @@ def all_modules() -> dict[str, str]:
 # The gates that judge commit messages; a `trailers.exceptions` entry may name any of their rules.
 COMMIT_GATES = ("trailers", "style")
 
-# Errors that keep data safe (SPEC §3.3): never off, never below error.
+# Errors that keep data safe (SPEC §3.3): never off, never below error, never recorded debt.
+# The spec gate's evidence findings are here (SPEC §10): debt that covered an evidence table
+# would let a change flip its verdicts under the cover of the recorded finding.
 PROTECTED = frozenset(
     {
         "conflict-marker",
@@ -62,5 +64,7 @@ PROTECTED = frozenset(
         "baseline-raised",
         "inplace-restore-pending",
         "inplace-conflict",
+        "spec-evidence-unbacked",
+        "spec-evidence-malformed",
     }
 )

@@ -17,6 +17,8 @@ The repository is found by ``git rev-parse`` through the same runner, so nothing
 gitpython or lets it start a process.
 """
 
+from __future__ import annotations
+
 import functools
 import itertools
 import operator
@@ -27,11 +29,14 @@ import threading
 import weakref
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import IO, NamedTuple
+from typing import IO, TYPE_CHECKING, NamedTuple
 
 from tools.background import Background
 from tools.errors import UsageError
 from tools.lazy_regex import LazyRegex
+
+if TYPE_CHECKING:
+    from tempfile import TemporaryDirectory
 
 _ENC = "utf-8"
 _ERRORS = "surrogateescape"
@@ -367,6 +372,10 @@ class Git:
         self._pending_index: Background[_IndexView] | None = None
         self._batch = _CatFile(self.root, check=False)
         self._batch_check = _CatFile(self.root, check=True)
+        # The commit whose `.gitattributes` git reads when it diffs or merges history (None:
+        # the working tree's, as git does by itself); see use_attributes_from.
+        self._attributes_from: str | None = None
+        self._attribute_dir: TemporaryDirectory[str] | None = None  # made on first use
 
     # -- where git keeps its state ----------------------------------------------------------
     @property
@@ -386,15 +395,76 @@ class Git:
 
     # -- running git ------------------------------------------------------------------------
     def run(
-        self, *args: str, ok: Sequence[int] = (0,), input: bytes | None = None
+        self,
+        *args: str,
+        ok: Sequence[int] = (0,),
+        input: bytes | None = None,
+        attributes: bool = False,
     ) -> tuple[int, bytes]:
         """Run ``git args…`` in the repository (``input`` on its stdin); bytes out. A status
-        outside ``ok`` raises."""
-        status, out, _ = run_git(self.root, *args, input=input, ok=ok, repository=True)
+        outside ``ok`` raises. ``attributes``: git reads ``.gitattributes`` from the commit
+        :meth:`use_attributes_from` names, if any (a diff or merge of history)."""
+        cwd, env = self._attribute_place() if attributes else (self.root, None)
+        status, out, _ = run_git(cwd, *args, input=input, ok=ok, repository=True, env=env)
         return status, out
 
-    def out(self, *args: str, input: bytes | None = None) -> bytes:
-        return self.run(*args, input=input)[1]
+    # -- whose attributes ---------------------------------------------------------------------
+    def use_attributes_from(self, rev: str) -> None:
+        """Have git read ``.gitattributes`` from ``rev``'s tree, not the working tree's, when
+        it diffs or merges history for a gate (``--config-from base``: a pull request's
+        checkout must not decide, through ``-diff`` or ``merge=…``, what git shows the gates
+        or how git's own merge of two parents comes out)."""
+        self._attributes_from = rev
+
+    def _attribute_place(self) -> tuple[Path, dict[str, str] | None]:
+        """Where git runs, and with which variables, to read the attributes of
+        :meth:`use_attributes_from`'s commit: a folder holding only that tree's
+        ``.gitattributes`` files, as the work tree, and an empty index: git reads attribute
+        files from the work tree it runs in, then from the index, so nothing of the checkout
+        is consulted."""
+        if self._attributes_from is None:
+            return self.root, None
+        if self._attribute_dir is None:
+            self._attribute_dir = self._materialise_attributes(self._attributes_from)
+        holder = Path(self._attribute_dir.name)
+        folder = holder / "tree"
+        return folder, {
+            "GIT_DIR": str(self.git_dir),
+            "GIT_WORK_TREE": str(folder),
+            # No index (an empty one): git falls back on the index for an attribute file
+            # the work tree lacks, and the user's index holds the checkout's.
+            "GIT_INDEX_FILE": str(holder / "no-index"),
+        }
+
+    def _materialise_attributes(self, rev: str) -> TemporaryDirectory[str]:
+        import tempfile  # here, not at the top: most runs never need it
+
+        from tools import file_reads
+
+        cap = file_reads.current().max_file_bytes
+        holder = tempfile.TemporaryDirectory(prefix="tools-attributes-")
+        top = Path(holder.name) / "tree"
+        top.mkdir()
+        for entry in self.tree(rev):
+            parts = entry.path.split("/")
+            # As git reads them: regular files only (a linked .gitattributes is ignored).
+            if parts[-1] != ".gitattributes" or entry.mode not in ("100644", "100755"):
+                continue
+            if any(part in ("", ".", "..", ".git") for part in parts):
+                continue  # not a path git would check out
+            header = self._batch_check.ask(entry.sha)
+            if header is not None and header[2] > cap:
+                raise UsageError(
+                    f"is larger than limits.max_file_bytes ({cap:,} bytes): not read",
+                    where=f"{rev[:12]}:{entry.path}",
+                )
+            target = top.joinpath(*parts)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(self.object(entry.sha))
+        return holder
+
+    def out(self, *args: str, input: bytes | None = None, attributes: bool = False) -> bytes:
+        return self.run(*args, input=input, attributes=attributes)[1]
 
     # -- refs ---------------------------------------------------------------------------------
     def resolve(self, ref: str) -> str | None:
@@ -524,6 +594,7 @@ class Git:
                 "--",
                 *chunk,
                 input=stdin,
+                attributes=True,
             )
             for sha, per_path in parse_added_lines(raw, commits=True).items():
                 into = found.setdefault(sha or "", {})
@@ -572,6 +643,14 @@ class Git:
             raw = self.out("--literal-pathspecs", "ls-files", "-s", "-z", "--", path)
             entries = list(_parse_ls(raw, staged=True))
         return next((e.sha for e in entries if e.path == path), None)
+
+    def entry(self, rev: str, path: str) -> TreeEntry | None:
+        """``path``'s entry (mode, object id) at ``rev`` (the index for ``""``), or None."""
+        if rev:
+            raw = self.out("--literal-pathspecs", "ls-tree", "-z", "--full-tree", rev, "--", path)
+        else:
+            raw = self.out("--literal-pathspecs", "ls-files", "-s", "-z", "--", path)
+        return next((e for e in _parse_ls(raw, staged=not rev) if e.path == path), None)
 
     def blob_header(self, rev: str, path: str) -> tuple[str, int] | None:
         """(object id, size) of ``path`` at ``rev`` without reading its content, or None."""
@@ -847,8 +926,10 @@ class Git:
         return MergeTree(tree, list(dict.fromkeys(conflicted)))
 
     def _run_err(self, *args: str) -> tuple[int, bytes, bytes]:
-        """``git args…``: (status, stdout, stderr), whatever the status."""
-        return run_git(self.root, *args, ok=None, repository=True)
+        """``git args…`` over history, attributes as :meth:`use_attributes_from` says:
+        (status, stdout, stderr), whatever the status."""
+        cwd, env = self._attribute_place()
+        return run_git(cwd, *args, ok=None, repository=True, env=env)
 
     def raw_diff(self, old: str, new: str) -> list[RawChange]:
         """Every file entry that differs between trees ``old`` and ``new``, path by path (no
@@ -886,6 +967,7 @@ class Git:
                 new,
                 "--",
                 *chunk,
+                attributes=True,
             )
             for path, patch in parse_patches(raw).items():
                 into = found.setdefault(path, FilePatch())
@@ -913,6 +995,7 @@ class Git:
                 new,
                 "--",
                 *chunk,
+                attributes=True,
             )
             tokens = raw.split(b"\0")
             for tok in tokens:

@@ -9,6 +9,7 @@ from typing import Any
 
 import yaml
 
+from tools import file_reads
 from tools.bounded import check_yaml
 from tools.errors import UsageError
 
@@ -37,18 +38,11 @@ def load_yaml(text: str) -> Any:
     return yaml.load(text, Loader=_StrictLoader)
 
 
-def read_yaml(path: Path, where: str) -> Any:
+def read_yaml(path: Path, where: str, *, root: Path | None = None) -> Any:
     """Read and parse one YAML file (duplicate keys refused); every problem is one
-    UsageError naming ``where`` (and the line, for a YAML error)."""
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise UsageError("no such file", where=where) from None
-    except IsADirectoryError:
-        raise UsageError("is a directory, expected a YAML file", where=where) from None
-    except OSError as exc:
-        raise UsageError(f"cannot read: {exc.strerror}", where=where) from None
-    return parse_yaml(raw, where)
+    UsageError naming ``where`` (and the line, for a YAML error). The file is read only if it
+    is a regular file (inside ``root``, given) within ``limits.max_file_bytes``."""
+    return parse_yaml(file_reads.read_file(path, where, root=root), where)
 
 
 def parse_yaml(raw: bytes, where: str) -> Any:

@@ -468,5 +468,5 @@ def test_anchors_of_a_missing_file_is_exit_2(repo: Repo) -> None:
     make(repo, ANCHORED)
     run = anchors(repo, "docs/page.md", "docs/nope.md")
     assert run.exit_code == 2
-    assert run.stderr.strip() == "error: docs/nope.md: cannot read: No such file or directory"
+    assert run.stderr.strip() == "error: docs/nope.md: no such file"
     assert run.stdout == ""

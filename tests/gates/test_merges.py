@@ -324,8 +324,11 @@ INDEX_HEAD = (
 )
 
 
+@pytest.mark.parametrize("config_from", ["head", "base"])
 @pytest.mark.parametrize("driver", ["union", "agent-index"])
-def test_union_merged_index_is_judged_by_the_index_gate_only(repo: Repo, driver: str) -> None:
+def test_union_merged_index_is_judged_by_the_index_gate_only(
+    repo: Repo, driver: str, config_from: str
+) -> None:
     start(repo, {".gitattributes": f"{INDEX} merge={driver}\n", INDEX: INDEX_HEAD})
     diverge(
         repo,
@@ -341,7 +344,11 @@ def test_union_merged_index_is_judged_by_the_index_gate_only(repo: Repo, driver:
         conclude(repo)
     else:
         repo.git("commit", "-q", "-a", "--amend", "--no-edit")
-    code, gate = check(repo)
+    # Under --config-from base the merge base's attributes mark the index the same way.
+    run = repo.tools(
+        "--format", "json", "--config-from", config_from, "merges", "check", "--base", "main"
+    )
+    code, gate = run.exit_code, run.json()["gates"][0]
     assert (code, gate["findings"]) == (0, [])
     assert gate["stats"]["left_to_index"] == 1
     index = repo.tools("--format", "json", "index", "check", "--head", "HEAD").json()
@@ -539,3 +546,88 @@ def test_a_config_that_names_the_gate_validates_and_runs_it(repo: Repo) -> None:
     run = repo.tools("--format", "json", "preflight")
     # The config is new since the base: the protocol pseudo-gate reports it after the gates.
     assert [g["gate"] for g in run.json()["gates"]] == ["merges", "protocol"]
+
+
+# -- the judged change cannot choose its own attributes (SPEC §10, second pass) ----------------
+def _evil_merge_under_own_union(repo: Repo) -> str:
+    """A branch that marks `src/** merge=union`, then merges main with a backdoor line in
+    src/app.c that neither parent has."""
+    start(repo, {"src/app.c": LINES})
+    diverge(
+        repo,
+        {"src/app.c": edited(LINES, "line 2\n", "main 2\n")},
+        {
+            "src/app.c": edited(LINES, "line 18\n", "work 18\n"),
+            ".gitattributes": "src/** merge=union\n",
+        },
+    )
+    assert not merge_main(repo)
+    merged = repo.read("src/app.c").decode()
+    repo.write("src/app.c", edited(merged, "line 10\n", "line 10\nbackdoor();\n"))
+    repo.git("commit", "-q", "-a", "--amend", "--no-edit", "--no-verify")
+    return repo.head()
+
+
+def test_a_head_that_marks_its_evil_merge_union_is_judged_under_base(repo: Repo) -> None:
+    sha = _evil_merge_under_own_union(repo)
+    # Judged by the merge's own attributes (--config-from head) the path is the index gate's.
+    code, gate = check(repo, "--base", "main")
+    assert code == 0 and gate["stats"].get("left_to_index") == 1
+    # Under --config-from base the merge base's attributes decide: it is judged, and evil.
+    run = repo.tools(
+        "--format", "json", "--config-from", "base", "merges", "check", "--base", "main"
+    )
+    assert run.exit_code == 1, run.stdout
+    gate = run.json()["gates"][0]
+    evil = [f for f in gate["findings"] if f["rule"] == "merge-evil"]
+    assert [(f["path"], f["commit"]) for f in evil] == [("src/app.c", sha)]
+    assert "backdoor" in evil[0]["message"]
+    assert "left_to_index" not in gate["stats"]
+
+
+def test_the_checkouts_attributes_cannot_turn_gits_own_merge_into_a_conflict(
+    repo: Repo,
+) -> None:
+    # git's recomputed merge reads `.gitattributes` from the work tree it runs in. A pull
+    # request's checkout that marks a file `-merge` makes git's merge of the parents a
+    # conflict there, and a conflict's resolution is the merge's to decide: an evil line
+    # in a file git merges cleanly would pass as a resolution. Under --config-from base git
+    # merges with the merge base's attributes, whatever the checkout holds.
+    start(repo, {"src/app.c": LINES})
+    diverge(
+        repo,
+        {"src/app.c": edited(LINES, "line 2\n", "main 2\n")},
+        {"src/app.c": edited(LINES, "line 18\n", "work 18\n")},
+    )
+    assert not merge_main(repo)
+    merged = repo.read("src/app.c").decode()
+    repo.write("src/app.c", edited(merged, "line 10\n", "line 10\nbackdoor();\n"))
+    repo.git("commit", "-q", "-a", "--amend", "--no-edit", "--no-verify")
+    repo.commit("Mark the file\n\nBody.\n", {".gitattributes": "src/app.c -merge\n"})
+    run = repo.tools(
+        "--format", "json", "--config-from", "base", "merges", "check", "--base", "main"
+    )
+    gate = run.json()["gates"][0]
+    assert run.exit_code == 1 and rules(gate) == ["merge-evil"], run.stdout
+    assert gate["findings"][0]["path"] == "src/app.c"
+
+
+def test_a_docs_trigger_cannot_be_hidden_behind_the_heads_diff_attribute(repo: Repo) -> None:
+    # `-diff` makes git print "Binary files differ" instead of the added lines: a pull
+    # request's checkout must not hide a docs rule's trigger that way under base.
+    config = (
+        "base: main\ndocs:\n  rules:\n    - name: cli-surface\n"
+        "      when_changed: ['cli/**']\n      when_added_line: 'Option\\('\n"
+        "      require_changed: ['README.md']\n      message: document it\n"
+    )
+    repo.commit("Start\n\nBase.\n", {".agents/protocol.yaml": config, "README.md": "r\n"})
+    repo.branch("work")
+    repo.commit(
+        "Add an option\n\nBody.\n",
+        {"cli/main.py": "x = Option()\n", ".gitattributes": "cli/** -diff\n"},
+    )
+    head = repo.tools("--format", "json", "docs", "check", "--base", "main")
+    assert head.exit_code == 0, head.stdout  # the head's own attributes hide the line
+    run = repo.tools("--format", "json", "--config-from", "base", "docs", "check", "--base", "main")
+    assert run.exit_code == 1, run.stdout
+    assert "cli-surface" in run.stdout

@@ -502,3 +502,89 @@ def test_one_mib_adversarial_spec_lines(repo: Repo, line: str) -> None:
     run = _check(repo)
     assert run.exit_code in (0, 1)
     assert time.monotonic() - start < 5
+
+
+# -- evidence is never debt (SPEC §10, second pass) -------------------------------------------
+def _marker_only_fingerprint(path: str, marker_line: str) -> str:
+    """The fingerprint a findings baseline gave an evidence finding before evidence rules were
+    protected: the opening marker's line alone (what an adversary records as debt)."""
+    key = "\0".join(("spec", "spec-evidence-unbacked", path, " ".join(marker_line.split())))
+    return hashlib.sha256(f"{key}\0{0}".encode()).hexdigest()[:32]
+
+
+def test_recorded_debt_does_not_cover_a_flipped_evidence_table(repo: Repo) -> None:
+    # The base records an unbacked evidence table as debt (a hand edit of the B row). A pull
+    # request then flips the control arm GREEN -> RED inside the same table: under the
+    # merge base's baseline the evidence finding is still an error, never debt.
+    import json
+
+    _evidence_repo(repo)
+    path = repo.path / "specs/thing.md"
+    text = path.read_text()
+    edited = text.replace("| 0 | 1 | RED | yes |", "| 0 | 0 | GREEN | yes |")
+    assert edited != text
+    marker = next(ln for ln in edited.splitlines() if ln.startswith("<!-- tools:evidence"))
+    entry = {
+        "gate": "spec",
+        "rule": "spec-evidence-unbacked",
+        "path": "specs/thing.md",
+        "fingerprint": _marker_only_fingerprint("specs/thing.md", marker),
+        "message": "recorded",
+    }
+    baseline = {"schema": "tools.findings-baseline/1", "findings": [entry]}
+    repo.commit(
+        "Record the table as debt\n\nBody.\n",
+        {"specs/thing.md": edited, ".agents/baselines/findings.json": json.dumps(baseline)},
+    )
+    repo.branch("pr")
+    control = next(ln for ln in edited.splitlines() if ln.startswith("| control |"))
+    flipped = edited.replace(control, control.replace("GREEN", "RED"))
+    assert flipped != edited
+    repo.commit("Flip the control arm\n\nBody.\n", {"specs/thing.md": flipped})
+    run = repo.tools(
+        "--format", "json", "--config-from", "base", "preflight", "--gate", "spec", "--base", "main"
+    )
+    assert run.exit_code == 1, run.stdout
+    gates = {g["gate"]: g for g in run.json()["gates"]}
+    (finding,) = gates["spec"]["findings"]
+    assert finding["rule"] == "spec-evidence-unbacked"
+    assert finding["severity"] == "error" and not finding["message"].startswith("debt:")
+    # The entry covers nothing: it is stale, and says why.
+    (stale,) = gates["baseline"]["findings"]
+    assert stale["rule"] == "baseline-stale" and "protected" in stale["message"]
+
+
+def test_baseline_write_never_records_evidence_findings(repo: Repo) -> None:
+    _evidence_repo(repo)
+    path = repo.path / "specs/thing.md"
+    path.write_text(path.read_text().replace("| 0 | 1 | RED | yes |", "| 0 | 0 | GREEN | yes |"))
+    out = repo.tools("baseline", "write", "--add")
+    assert out.exit_code == 0, out.stderr
+    written = repo.path / ".agents/baselines/findings.json"
+    assert not written.exists() or "spec-evidence" not in written.read_text()
+    run = _check(repo)
+    assert run.exit_code == 1 and _rules(run) == ["spec-evidence-unbacked"]
+
+
+@pytest.mark.parametrize("rule", ["spec-evidence-unbacked", "spec-evidence-malformed"])
+def test_evidence_rules_cannot_be_turned_down(repo: Repo, rule: str) -> None:
+    _setup(repo)
+    repo.write(".agents/protocol.yaml", f"rules:\n  {rule}: warning\n")
+    run = _check(repo)
+    assert run.exit_code == 2
+    assert rule in run.stderr and run.stderr.startswith("error:")
+
+
+def test_an_evidence_finding_spans_its_table(repo: Repo) -> None:
+    _evidence_repo(repo)
+    path = repo.path / "specs/thing.md"
+    text = path.read_text().replace("| 0 | 1 | RED | yes |", "| 0 | 0 | GREEN | yes |")
+    path.write_text(text)
+    (finding,) = _findings(_check(repo))
+    lines = text.splitlines()
+    start = next(i for i, ln in enumerate(lines, 1) if ln.startswith("<!-- tools:evidence"))
+    end = next(i for i, ln in enumerate(lines, 1) if ln.startswith("<!-- /tools:evidence"))
+    assert (finding["line"], finding["end_line"]) == (start, end)
+    sarif = repo.tools("--format", "sarif", "spec", "check").sarif()
+    region = sarif["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["region"]
+    assert region == {"startLine": start, "endLine": end}

@@ -438,3 +438,35 @@ def test_capture_into_a_linked_case_folder_is_exit_2_and_writes_nothing(
     assert "goldens/small" in run.stderr and "symbolic link" in run.stderr
     assert sorted(p.name for p in outside.iterdir()) == ["manifest.yaml"]
     assert (outside / "manifest.yaml").read_text() == RECIPE
+
+
+def test_check_refuses_a_case_folder_linked_out_of_the_repository(
+    repo: Repo, tmp_path: Path
+) -> None:
+    # A pull request's golden case that is a link to a folder of the CI machine: its
+    # manifest is neither read nor quoted (SPEC §10), whatever it holds.
+    outside = tmp_path / "outside-case"
+    outside.mkdir()
+    (outside / "manifest.yaml").write_text("op: gho_SECRET_TOKEN_1234\nseed: [\n")
+    (repo.path / "goldens").mkdir()
+    (repo.path / "goldens" / "small").symlink_to(outside)
+    for args in (["golden", "check", "small"], ["golden", "check"]):
+        run = repo.tools(*args)
+        assert run.exit_code == 2, run.stdout
+        assert "gho_SECRET" not in run.stdout + run.stderr
+        (line,) = run.stderr.splitlines()
+        assert line.startswith("error: goldens/small/manifest.yaml") and "symbolic link" in line
+
+
+def test_check_refuses_a_tensor_file_linked_out_of_the_repository(
+    repo: Repo, tmp_path: Path
+) -> None:
+    folder = const_case(repo, "small")
+    outside = tmp_path / "big.npy"
+    shutil.copy(folder / "inputs-x.npy", outside)
+    (folder / "inputs-x.npy").unlink()
+    (folder / "inputs-x.npy").symlink_to(outside)
+    run = repo.tools("--format", "json", "golden", "check", "small")
+    assert run.exit_code == 1
+    (finding,) = run.json()["gates"][0]["findings"]
+    assert finding["rule"] == "golden-tampered" and "leaves the repository" in finding["message"]

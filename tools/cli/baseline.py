@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from tools import file_reads
 from tools.cli.common import ResultType, command, new_app, show
 from tools.errors import UsageError
 from tools.fsio import refuse_links
@@ -81,7 +82,7 @@ def write(opts: Options, wanted: list[str] | None, *, add: bool) -> BaselineWrit
     names = selected_gates(ctx, wanted)
     path = ctx.git.worktree_path(fb.PATH)
     refuse_links(path, ctx.root)  # neither read nor written through a link
-    raw = path.read_bytes() if path.is_file() else None
+    raw = file_reads.read_optional(path, fb.PATH, root=ctx.root)
     before = fb.parse(raw, fb.PATH) if raw is not None else None
     if before is None and not add:
         return BaselineWritten(fb.PATH, exists=False, written=False)
@@ -116,7 +117,8 @@ def baseline_show(opts: Options) -> None:
     git = Git(opts.repo)
     path = git.worktree_path(fb.PATH)
     refuse_links(path, git.root)
-    entries = fb.parse(path.read_bytes(), fb.PATH) if path.is_file() else None
+    raw = file_reads.read_optional(path, fb.PATH, root=git.root)
+    entries = fb.parse(raw, fb.PATH) if raw is not None else None
     show(BaselineShown(fb.PATH, None if entries is None else tuple(entries)), opts)
 
 

@@ -121,6 +121,10 @@ class ToolsGroup(TyperGroup):
     exception) into one ``error: internal error:`` line and exit 3."""
 
     def invoke(self, ctx: Any) -> Any:
+        from tools import file_reads
+
+        # Each command starts from the default read limits; the config it loads sets its own.
+        file_reads.configure(file_reads.DEFAULT_LIMITS)
         try:
             return super().invoke(ctx)
         except KeyboardInterrupt:

@@ -142,15 +142,12 @@ def index_merge_driver(
     Exit 1 (a conflict, marked in the file) when the same issue was added with different
     text on both sides.
     """
-    from tools import index_table
+    from tools import file_reads, index_table
     from tools.git import decode, encode
 
     texts = []
     for path in (base, ours, theirs):
-        try:
-            texts.append(decode(path.read_bytes()))
-        except OSError as exc:
-            raise UsageError(f"cannot read: {exc.strerror}", where=str(path)) from None
+        texts.append(decode(file_reads.read_file(path, str(path))))
     merged, conflicts = index_table.merge3(*texts)
     write_atomic(ours, encode(merged))
     for conflict in conflicts:
@@ -274,14 +271,14 @@ def register(app: typer.Typer) -> None:
 
 def _read_receipt(path: Path) -> list[Any]:
     """The records of one receipt file: a JSON object, or a JSON list of them."""
-    from tools import ledger
+    from tools import file_reads, ledger
+    from tools.bounded import check_json
 
     try:
-        text = path.read_bytes().decode("utf-8")
-    except OSError as exc:
-        raise UsageError(f"cannot read: {exc.strerror}", where=str(path)) from None
+        text = file_reads.read_file(path, str(path)).decode("utf-8")
     except UnicodeDecodeError as exc:
         raise UsageError(f"not UTF-8 (byte {exc.start})", where=str(path)) from None
+    check_json(text, str(path))  # nesting and node count, before anything is built
     try:
         data = ledger.strict_loads(text)
     except ValueError as exc:

@@ -19,12 +19,11 @@ from tools.report import Report
 
 
 def _read(path: str) -> bytes:
-    try:
-        return Path(path).read_bytes()
-    except IsADirectoryError:
-        raise UsageError("is a folder, not a markdown file", where=path) from None
-    except OSError as exc:
-        raise UsageError(f"cannot read: {exc.strerror}", where=path) from None
+    from tools import file_reads
+
+    if Path(path).is_dir():
+        raise UsageError("is a folder, not a markdown file", where=path)
+    return file_reads.read_file(Path(path), path)
 
 
 def links_check(opts: Options) -> None:

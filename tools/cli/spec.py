@@ -53,15 +53,17 @@ def spec_path(git: Git, given: Path) -> tuple[str, Path]:
 
 def _find_record(ledger_file: Path, rel: str, wanted: str) -> dict[str, Any]:
     """The one record whose id is ``wanted`` or starts with it (exit 2 when none or several)."""
-    from tools import evidence, ledger
+    from tools import evidence, file_reads, ledger
 
+    where = rel
     prefix = wanted.strip().lower()
     if not prefix or not set(prefix) <= _HEX or len(prefix) > 64:
         raise UsageError(f"{wanted!r} is not a record id", where="--id", expected="hex digits")
     found: dict[str, dict[str, Any]] = {}
-    if ledger_file.is_file():
-        with open(ledger_file, "rb") as handle:
-            for raw in handle:
+    stream = file_reads.open_stream(ledger_file, where)
+    if stream is not None:
+        with stream as handle:
+            for raw in file_reads.lines(handle, where):
                 if b'"id":"' in raw and not any(
                     c.startswith(prefix) for c in evidence.candidate_ids(raw)
                 ):
@@ -93,14 +95,17 @@ def spec_check(opts: Options) -> None:
 
 def _arm_records(ledger_file: Path, record: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """The record, and for a run record the records of the arms it names (by id)."""
-    from tools import evidence
+    from tools import evidence, file_reads
 
     arms = record.get("arms") if record.get("kind") == evidence.RUN_KIND else None
     wanted = {a for a in arms if isinstance(a, str)} if isinstance(arms, list) else set()
     records: dict[str, dict[str, Any]] = {record["id"]: record}
-    if wanted and ledger_file.is_file():
-        with open(ledger_file, "rb") as handle:
-            records.update(evidence.collect_records(handle, wanted))
+    stream = file_reads.open_stream(ledger_file, str(ledger_file)) if wanted else None
+    if stream is not None:
+        with stream as handle:
+            records.update(
+                evidence.collect_records(file_reads.lines(handle, str(ledger_file)), wanted)
+            )
     return records
 
 
@@ -111,7 +116,7 @@ def spec_render(
 ) -> None:
     """Write or refresh the evidence block of a ledger record in the spec's Now section
     (one block per plan; a second run changes no byte)."""
-    from tools import evidence
+    from tools import evidence, file_reads
     from tools.cli.results.spec import SpecRendered
     from tools.config import load_typed
     from tools.fsio import write_atomic
@@ -126,10 +131,7 @@ def spec_render(
         raise UsageError("is a directory, expected the ledger file", where=ledger_rel)
     record = _find_record(ledger_file, ledger_rel, rid)
     records = _arm_records(ledger_file, record)
-    try:
-        text = decode(full.read_bytes())
-    except OSError as exc:
-        raise UsageError(f"cannot read: {exc.strerror}", where=rel) from None
+    text = decode(file_reads.read_file(full, rel, root=git.root))
     new_text = evidence.render_into(text, record, records.get, where=rel)
     done = SpecRendered(rel, str(record["plan"]), record["kind"], record["id"], changed=True)
     named = record.get("spec")

@@ -19,6 +19,7 @@ from tools import findings_baseline as fb
 from tools.appendonly import read_now
 from tools.errors import UsageError
 from tools.fsio import refuse_links
+from tools.gate_registry import PROTECTED
 from tools.report import GateResult, Report, Rule, declare
 
 if TYPE_CHECKING:
@@ -124,9 +125,14 @@ def apply(report: Report, ctx: Context) -> None:
     ]
     for entry in stale:
         where = f" in {entry.path}" if entry.path else ""
+        why = (
+            "is protected: debt never covers it, so the entry covers nothing"
+            if entry.rule in PROTECTED
+            else "no longer fires"
+        )
         result.add(
             BASELINE_STALE.id,
-            f"{entry.gate}/{entry.rule}{where} no longer fires (it said: {entry.message}); "
+            f"{entry.gate}/{entry.rule}{where} {why} (it said: {entry.message}); "
             "remove its entry in this change with `tools baseline write`",
             path=fb.PATH,
         )

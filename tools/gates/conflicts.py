@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from tools import file_reads
 from tools.errors import UsageError
 from tools.report import GateResult, Rule, declare
 
@@ -76,10 +77,7 @@ def _read_worktree(ctx: Context, path: str) -> bytes | None:
     full = ctx.git.worktree_path(path)
     if full.is_symlink() or not full.exists():
         return None
-    try:
-        return full.read_bytes()
-    except OSError as exc:
-        raise UsageError(f"{path}: cannot read: {exc.strerror}") from None
+    return file_reads.read_optional(full, path, root=ctx.root)
 
 
 def prefetch(ctx: Context) -> None:

@@ -16,8 +16,7 @@ from collections.abc import Callable, Mapping
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
-from tools import markdown, mdlinks
-from tools.errors import UsageError
+from tools import file_reads, markdown, mdlinks
 from tools.git import SUBMODULE_MODE, SYMLINK_MODE, decode
 from tools.globs import Globs
 from tools.markdown import Link
@@ -168,14 +167,9 @@ class _Tree:
         if self.staged:
             return self.ctx.git.object(entry[1].decode("ascii"))
         full = self.ctx.git.worktree_path(path)
-        if full.is_symlink() or not full.exists():
+        if full.is_symlink() or not full.exists() or full.is_dir():
             return None
-        try:
-            return full.read_bytes()
-        except IsADirectoryError:
-            return None
-        except OSError as exc:
-            raise UsageError(f"{path}: cannot read: {exc.strerror}") from None
+        return file_reads.read_optional(full, path, root=self.ctx.root)
 
     def lines(self, path: str) -> list[str] | None:
         if path not in self._lines:

@@ -9,8 +9,10 @@ compared with the merge commit's tree path by path:
 - a path git left in conflict is ``merge-resolved`` (info) with the resolution's ``+N/-M``
   against each parent; where git wrote conflict hunks into the file, the lines outside them
   are git's automatic result, and a resolution that changes those is ``merge-evil`` too;
-- paths whose ``merge`` attribute (as the merge's own tree sets it) is ``union`` or
-  ``agent-index`` are the index gate's (each parent's rows kept), not judged here;
+- paths whose ``merge`` attribute (as the merge's own tree sets it; under
+  ``--config-from base``, as the merge base's tree does) is ``union`` or ``agent-index``
+  are the index gate's (each parent's rows kept), not judged here; git's own merge of the
+  parents reads its attributes from that same tree under ``--config-from base``;
 - an octopus merge is ``merge-octopus`` (info) and not judged.
 
 A staged change is never a merge commit: with ``--staged`` the gate judges nothing (merges
@@ -352,13 +354,16 @@ def _conflicted_outside(
     return found
 
 
-def _judge(result: GateResult, git: Git, m: _Merge) -> None:
+def _judge(result: GateResult, git: Git, m: _Merge, attributes_rev: str | None) -> None:
     diff = git.raw_diff(m.auto.tree, m.tree) if m.auto.tree != m.tree else []
     if not diff and not m.auto.conflicted:
         return
     changes = {c.path: c for c in diff}
     candidates = sorted(set(changes) | set(m.auto.conflicted))
-    drivers = git.attributes_at(m.sha, "merge", candidates)
+    # Whose `.gitattributes` leave a path to the index gate: the merge's own tree, or under
+    # --config-from base the merge base's, so that a pull request cannot mark its own
+    # evil merge `merge=union` (SPEC §10).
+    drivers = git.attributes_at(attributes_rev or m.sha, "merge", candidates)
     left = {p for p in candidates if drivers.get(p) in INDEX_DRIVERS}
     if left:
         result.stats["left_to_index"] = result.stats.get("left_to_index", 0) + len(left)
@@ -434,7 +439,7 @@ def run(ctx: Context) -> GateResult:
                 continue
             auto = git.merge_tree(commit.parents[0], commit.parents[1], unrelated=True)
             assert auto is not None
-        _judge(result, git, _Merge(commit, trees[commit.sha], auto))
+        _judge(result, git, _Merge(commit, trees[commit.sha], auto), ctx.config_rev)
     if unjudged:
         result.stats["unjudged"] = len(unjudged)
         result.skip(

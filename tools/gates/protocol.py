@@ -10,10 +10,11 @@ to the findings baseline (§3.3).
 from __future__ import annotations
 
 import json
+import os
 from typing import TYPE_CHECKING, Any
 
 from tools import config as config_mod
-from tools.appendonly import read_now
+from tools.appendonly import head_explicit, read_now
 from tools.config_model import protocol_config
 from tools.errors import UsageError, key_path
 from tools.ratchets import baseline as baseline_mod
@@ -102,10 +103,17 @@ def run(ctx: Context) -> GateResult | None:
     result = GateResult(NAME)
     path = config_mod.DEFAULT_PATH
     base_raw = ctx.git.blob(sel.merge_base, path)
-    head_raw = read_now(ctx, path)
     base_cfg = _load(ctx, base_raw, f"{sel.merge_base[:12]}:{path}")
     head_cfg: dict[str, Any] | None = None
-    if base_raw != head_raw:
+    if _head_is_link(ctx, path):
+        # Its target is never read nor quoted (SPEC §10): it may be a file of the machine.
+        result.add(
+            PROTOCOL_CHANGED.id,
+            f"the range makes {path} a symbolic link: its target is not read, and the "
+            "config it would give is not compared",
+            path=path,
+        )
+    elif base_raw != (head_raw := read_now(ctx, path)):
         try:
             head_cfg = _load(ctx, head_raw, path)
         except UsageError as exc:
@@ -124,6 +132,23 @@ def run(ctx: Context) -> GateResult | None:
         _raised(ctx, result, name, base_path, head_paths.get(name, base_path))
     _findings_raised(ctx, result)
     return result if result.findings else None
+
+
+def _head_is_link(ctx: Context, path: str) -> bool:
+    """Whether the judged tree's ``path`` is a symbolic link (or lies below one)."""
+    if ctx.opts.staged or head_explicit(ctx):
+        rev = "" if ctx.opts.staged else (ctx.range.head or "")
+        if not ctx.opts.staged and not rev:
+            return False
+        entry = ctx.git.entry(rev, path)
+        if entry is not None:
+            return entry.is_symlink
+        folder = path.rsplit("/", 1)[0] if "/" in path else ""
+        above = ctx.git.entry(rev, folder) if folder else None
+        return above is not None and above.is_symlink
+    full = ctx.git.worktree_path(path)
+    top = os.path.realpath(ctx.root)
+    return full.is_symlink() or os.path.realpath(full) != os.path.join(top, *path.split("/"))
 
 
 def _raised(ctx: Context, result: GateResult, name: str, base_path: str, head_path: str) -> None:

@@ -18,7 +18,7 @@ import io
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from tools import evidence, index_table, markdown
+from tools import evidence, file_reads, index_table, markdown
 from tools.background import Background
 from tools.errors import UsageError
 from tools.git import decode
@@ -199,12 +199,12 @@ def _ledger_lines(ctx: Context) -> Iterator[bytes]:
         if data:
             yield from io.BytesIO(data)
         return
-    full = ctx.git.worktree_path(path)
-    if not full.is_file():
+    stream = file_reads.open_stream(ctx.git.worktree_path(path), path, root=ctx.root)
+    if stream is None:
         return
     try:
-        with open(full, "rb") as handle:
-            yield from handle
+        with stream as handle:
+            yield from file_reads.lines(handle, path)
     except OSError as exc:
         raise UsageError(f"cannot read: {exc.strerror}", where=path) from None
 
@@ -257,7 +257,11 @@ def run(ctx: Context) -> GateResult:
                 unbacked = evidence.unbacked(block, records.get, where=spec_file.path)
                 if unbacked is not None:
                     result.add(
-                        SPEC_EVIDENCE_UNBACKED.id, unbacked, path=spec_file.path, line=block.start
+                        SPEC_EVIDENCE_UNBACKED.id,
+                        unbacked,
+                        path=spec_file.path,
+                        line=block.start,
+                        end_line=block.end,
                     )
     result.stats.update(specs=len(specs), citations=len(cited), blocks=len(all_blocks))
     return result
@@ -297,6 +301,7 @@ def _judge_spec(
                 f"the block of plan {block.plan!r} lies outside the `Now` section",
                 path=path,
                 line=block.start,
+                end_line=block.end,
             )
     spec.blocks = blocks
     return spec

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple, cast
 
+from tools.errors import UsageError
 from tools.fsio import write_cache
 from tools.lazy_regex import LazyRegex
 from tools.ledger.record import (
@@ -359,12 +360,13 @@ def read_records(
     Without ``verify`` a record whose id does not recompute is still yielded as a record;
     with it, as a ``ledger-record-tampered`` :class:`LineError`. A missing file yields nothing.
     """
-    try:
-        handle = open(path, "rb")  # closed by the with below
-    except FileNotFoundError:
+    from tools import file_reads
+
+    handle = file_reads.open_stream(path, str(path))
+    if handle is None:
         return
     with handle:
-        for item in scan_lines(handle):
+        for item in scan_lines(file_reads.lines(handle, str(path))):
             if item.error is not None and (item.error.rule != RULE_TAMPERED or verify):
                 yield item.line, item.error
             else:
@@ -389,14 +391,23 @@ def scan_bytes(
     return _renumber(scan_lines(lines, records=records), first_line)
 
 
-def _lines_between(handle: Any, start: int, end: int) -> Iterator[bytes]:
-    """The lines of an open binary file in [start, end), streamed."""
+def _lines_between(handle: Any, start: int, end: int, where: str = "") -> Iterator[bytes]:
+    """The lines of an open binary file in [start, end), streamed; a line longer than
+    ``limits.max_line_bytes`` is a UsageError naming ``where`` (SPEC §10)."""
+    from tools import file_reads
+
+    cap = file_reads.current().max_line_bytes
     handle.seek(start)
     left = end - start
     while left > 0:
-        raw = handle.readline(left)
+        raw = handle.readline(min(left, cap + 1))
         if not raw:
             return
+        if len(raw) > cap:
+            raise UsageError(
+                f"a line is longer than limits.max_line_bytes ({cap:,} bytes): not read",
+                where=where or None,
+            )
         left -= len(raw)
         yield raw
 
@@ -412,7 +423,7 @@ def _scan_part(path: str, start: int, end: int) -> list[str | Scanned]:
     record; lines are numbered from 1 within the part."""
     out: list[str | Scanned] = []
     with open(path, "rb") as handle:
-        for item in scan_lines(_lines_between(handle, start, end), records=False):
+        for item in scan_lines(_lines_between(handle, start, end, path), records=False):
             if item.error is None and item.id is not None:
                 out.append(item.id)
             else:
@@ -464,7 +475,7 @@ def scan_file(
             os.close(fd)
     if len(parts) < 2:
         with open(path, "rb") as handle:
-            lines = _lines_between(handle, start, end)
+            lines = _lines_between(handle, start, end, str(path))
             yield from _renumber(scan_lines(lines, records=records), first_line)
         return
     import multiprocessing as mp  # only a large ledger pays for these imports

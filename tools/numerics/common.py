@@ -56,7 +56,17 @@ def sha256_file(path: Path) -> str:
 
 
 def display(path: Path, root: Path) -> str:
-    """``path`` relative to the repository when it lies inside it (for findings)."""
+    """``path`` relative to the repository when it lies inside it (for findings): the path
+    as named below the root, links not followed (a link that leaves the repository is
+    named by where it is, not by its target)."""
+    import os
+
+    here = Path(os.path.abspath(path))
+    for top in (Path(os.path.abspath(root)), root.resolve()):
+        try:
+            return here.relative_to(top).as_posix()
+        except ValueError:
+            continue
     try:
         return path.resolve().relative_to(root.resolve()).as_posix()
     except ValueError:

@@ -19,6 +19,7 @@ from typing import Any
 import torch
 import yaml
 
+from tools import file_reads
 from tools.config_model import ProtocolConfig
 from tools.errors import UsageError
 from tools.fsio import refuse_links, write_atomic
@@ -154,9 +155,10 @@ def load_case(case_dir: Path, root: Path, *, recipe: bool = False) -> Case:
     """Parse and validate a case's manifest (``recipe``: files and hashes may be absent)."""
     path = case_dir / MANIFEST
     where = display(path, root)
-    if not path.exists():
+    if not path.exists() and not path.is_symlink():
         raise UsageError("no manifest.yaml", where=display(case_dir, root))
-    data = read_yaml(path, where)
+    # A case folder or manifest linked out of the repository is refused, never read or quoted.
+    data = read_yaml(path, where, root=root)
     validate_against(data, SCHEMA, where, exact_integers=True)
     # What a schema cannot say: keyword names are strings, `variant` is not an argument.
     args = data.get("args") or {}
@@ -274,7 +276,9 @@ def _load_tensors(
             path = case.dir / spec.file
             problem = None
             arr = None
-            if not path.is_file():
+            if file_reads.outside(path, root):
+                problem = "is a symbolic link (or lies below one) that leaves the repository"
+            elif not path.is_file():
                 problem = "is missing"
             else:
                 actual = sha256_file(path)

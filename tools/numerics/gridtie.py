@@ -337,11 +337,11 @@ def judge(evidence: Evidence, where: str) -> tuple[GateResult, list[Judged]]:
 
 
 def run_file(path: Path, where: str) -> GateResult:
+    from tools import file_reads
+
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise UsageError("no such file", where=where) from None
-    except (OSError, UnicodeDecodeError) as exc:
+        text = file_reads.read_file(path, where).decode("utf-8")
+    except UnicodeDecodeError as exc:
         raise UsageError(f"cannot read: {exc}", where=where) from None
     result, _ = judge(parse_evidence(text, where), where)
     return result

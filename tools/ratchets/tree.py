@@ -14,6 +14,7 @@ import stat
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
+from tools import file_reads
 from tools.errors import UsageError
 from tools.git import Git, encode
 
@@ -178,13 +179,26 @@ class Tree:
                 if strict:
                     raise UsageError("is not a regular file", where=path)
                 return None
-            return _read_all(fd, st.st_size)
+            cap = file_reads.current().max_file_bytes
+            if st.st_size > cap:
+                raise UsageError(
+                    f"is larger than limits.max_file_bytes ({cap:,} bytes): not read", where=path
+                )
+            data = _read_all(fd, st.st_size, cap)
+            if len(data) > cap:
+                raise UsageError(
+                    f"is larger than limits.max_file_bytes ({cap:,} bytes): not read", where=path
+                )
+            return data
         finally:
             os.close(fd)
 
 
-def _read_all(fd: int, size: int) -> bytes:
+def _read_all(fd: int, size: int, cap: int) -> bytes:
+    """The file's bytes, read until its end or one byte past ``cap`` (a file that grew)."""
     chunks = [os.read(fd, max(size, 1) + 1)]
-    while chunks[-1]:
-        chunks.append(os.read(fd, 1 << 20))
+    total = len(chunks[0])
+    while chunks[-1] and total <= cap:
+        chunks.append(os.read(fd, min(1 << 20, cap + 1 - total)))
+        total += len(chunks[-1])
     return b"".join(chunks)

@@ -26,7 +26,17 @@ class Finding:
     """One thing a gate found: under which rule, how grave, what, and where. Two findings
     are equal when every field is."""
 
-    __slots__ = ("rule", "severity", "message", "commit", "path", "line", "sites", "baseline_state")
+    __slots__ = (
+        "rule",
+        "severity",
+        "message",
+        "commit",
+        "path",
+        "line",
+        "end_line",
+        "sites",
+        "baseline_state",
+    )
 
     def __init__(
         self,
@@ -37,6 +47,7 @@ class Finding:
         commit: str | None = None,
         path: str | None = None,
         line: int | None = None,
+        end_line: int | None = None,
         sites: tuple[Site, ...] = (),
     ) -> None:
         self.rule = rule
@@ -45,6 +56,9 @@ class Finding:
         self.commit = commit
         self.path = path
         self.line = line
+        # The last line of a construct that spans lines (an evidence table), None for one line:
+        # the finding's identity covers the whole construct (SPEC §10).
+        self.end_line = end_line
         # Every place the finding names, complete (the first is ``path``/``line``); () for one.
         self.sites = sites
         # Against the findings baseline (SPEC §3.3): "unchanged" (recorded debt) or "new";
@@ -80,6 +94,8 @@ class Finding:
             "path": self.path,
             "line": self.line,
         }
+        if self.end_line is not None:
+            out["end_line"] = self.end_line
         if self.sites:
             out["sites"] = [{"path": s.path, "line": s.line} for s in self.sites]
         if self.baseline_state is not None:
@@ -124,6 +140,7 @@ class GateResult:
         commit: str | None = None,
         path: str | None = None,
         line: int | None = None,
+        end_line: int | None = None,
         sites: tuple[Site, ...] = (),
     ) -> Finding:
         """File a finding under a rule this gate declared (its declared severity unless
@@ -134,7 +151,9 @@ class GateResult:
         sev = severity or declared_rule.severity
         if sites and path is None:
             path, line = sites[0]
-        finding = Finding(rule, sev, message, commit=commit, path=path, line=line, sites=sites)
+        finding = Finding(
+            rule, sev, message, commit=commit, path=path, line=line, end_line=end_line, sites=sites
+        )
         self.findings.append(finding)
         return finding
 

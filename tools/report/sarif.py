@@ -100,16 +100,18 @@ def _fingerprint(gate: str, f: Finding, seen: dict[str, int]) -> str:
     return f"{digest}:{n}"
 
 
-def _physical(path: str, line: int | None) -> dict[str, Any]:
+def _physical(path: str, line: int | None, end_line: int | None = None) -> dict[str, Any]:
     physical: dict[str, Any] = {"artifactLocation": artifact_uri(path)}
     if line is not None:
         physical["region"] = {"startLine": line}
+        if end_line is not None and end_line > line:
+            physical["region"]["endLine"] = end_line
     return {"physicalLocation": physical}
 
 
 def _location(f: Finding) -> dict[str, Any]:
     if f.path:
-        return _physical(f.path, f.line)
+        return _physical(f.path, f.line, f.end_line)
     location: dict[str, Any] = {
         "physicalLocation": {"artifactLocation": artifact_uri(PATHLESS_ANCHOR)}
     }
