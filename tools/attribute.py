@@ -387,11 +387,20 @@ def _phase(runner: _Runner) -> dict[str, Any]:
     return out
 
 
-def run(job: Job, git: Git, *, timeout: float, note: Callable[[str], None]) -> dict[str, Any]:
-    """Bisect and prove; the ``attribution`` payload."""
+def run(
+    job: Job,
+    git: Git,
+    *,
+    timeout: float,
+    note: Callable[[str], None],
+    kill_grace_s: float | None = None,
+) -> dict[str, Any]:
+    """Bisect and prove; the ``attribution`` payload. ``kill_grace_s``: how long a step's
+    process group has after SIGTERM before SIGKILL (``mutate.kill_grace_s``; None: its
+    default)."""
     from tools.mutate.worktree import Worktrees
 
-    registry = Registry()
+    registry = Registry() if kill_grace_s is None else Registry(kill_grace_s=kill_grace_s)
     payload: dict[str, Any] = {
         "plan": f"attribute:{job.good[:12]}..{job.bad[:12]}",
         "good": job.good,

@@ -143,6 +143,12 @@ class PreflightConfig(NamedTuple):
     gates: tuple[str, ...]
 
 
+class MutateConfig(NamedTuple):
+    """``mutate``: how mutation runs treat the steps they run (SPEC §10)."""
+
+    kill_grace_s: float  # after SIGTERM to a step's process group, before SIGKILL
+
+
 class LimitsConfig(NamedTuple):
     """``limits``: how much of one file of the judged tree is read (SPEC §10)."""
 
@@ -167,6 +173,7 @@ class ProtocolConfig(NamedTuple):
     specs: FolderConfig
     links: LinksConfig
     goldens: FolderConfig
+    mutate: MutateConfig
     limits: LimitsConfig
 
 
@@ -294,5 +301,6 @@ def protocol_config(data: Mapping[str, Any]) -> ProtocolConfig:
         specs=FolderConfig(data["specs"]["dir"]),
         links=LinksConfig(_strings(data["links"]["paths"]), _strings(data["links"]["exclude"])),
         goldens=FolderConfig(data["goldens"]["dir"]),
+        mutate=MutateConfig(float(data["mutate"]["kill_grace_s"])),
         limits=_section(LimitsConfig, data["limits"]),
     )

@@ -37,12 +37,28 @@ if TYPE_CHECKING:
     from tools.mutate.plan import Arm, Plan
 
 
-def _end_groups(git: Git) -> None:
+def _kill_grace(git: Git, opts: Options, *, fallback: bool = False) -> float:
+    """``mutate.kill_grace_s``: how long a step's process group has after SIGTERM before
+    SIGKILL. ``fallback``: the default when the config cannot be read (ending a killed
+    run's groups must not wait for a config that the command itself may refuse later)."""
+    from tools.config import load_typed
+    from tools.mutate.proc import DEFAULT_KILL_GRACE_S
+
+    try:
+        return load_typed(git.root, opts.config, tools_dir=git.tools_dir()).mutate.kill_grace_s
+    except (UsageError, OSError):
+        if not fallback:
+            raise
+        return DEFAULT_KILL_GRACE_S
+
+
+def _end_groups(git: Git, opts: Options) -> None:
     """End the process groups a killed run left running (before anything is restored or
-    swept, so that none of them writes into a file afterwards)."""
+    swept, so that none of them writes into a file afterwards): SIGTERM, the grace, SIGKILL."""
     from tools.mutate.proc import sweep_groups
 
-    for notice in sweep_groups(git.tools_dir()):
+    grace = _kill_grace(git, opts, fallback=True)
+    for notice in sweep_groups(git.tools_dir(), grace):
         emit(f"notice: {notice}\n", err=True)
 
 
@@ -59,7 +75,7 @@ def _prelude(opts: Options) -> Git:
     from tools.mutate import inplace, worktree
 
     git = Git(opts.repo)
-    _end_groups(git)
+    _end_groups(git, opts)
     recovery = inplace.recover(git.root, git.tools_dir())
     for notice in recovery.notices:
         emit(f"notice: {notice}\n", err=True)
@@ -239,11 +255,12 @@ def _run_arms(
     from tools.mutate import runner
     from tools.mutate.proc import Interrupted, Registry, interrupts, journal
 
+    registry = Registry(kill_grace_s=_kill_grace(git, opts))
     progress = _progress(opts)
     where: dict[str, Any] = {
         "repo_root": git.root,
         "tools_dir": git.tools_dir(),
-        "registry": Registry(),
+        "registry": registry,
         "progress": progress,
     }
     try:
@@ -342,7 +359,7 @@ def mutate_recover(opts: Options, discard: DiscardOpt = False) -> None:
 
     git = Git(opts.repo)
     tools_dir = git.tools_dir()
-    _end_groups(git)
+    _end_groups(git, opts)
     pending = inplace.pending_paths(tools_dir)
     if pending is None:
         show(Recovered(pending=False), opts)
@@ -439,7 +456,9 @@ def attribute(
 
     try:
         with interrupts(), journal(git.tools_dir()):
-            payload = attr.run(job, git, timeout=timeout, note=progress)
+            payload = attr.run(
+                job, git, timeout=timeout, note=progress, kill_grace_s=_kill_grace(git, opts)
+            )
     except (KeyboardInterrupt, Interrupted) as exc:
         raise _interrupted(exc, "the worktree removed; nothing recorded") from None
     record = ledger.make_record("attribution", payload)

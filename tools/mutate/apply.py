@@ -65,6 +65,12 @@ def _inside(root: Path, rel: str, *, parent_only: bool = False) -> Path:
     return full
 
 
+def full_path(root: Path, rel: str) -> Path:
+    """The full path of ``rel`` in ``root``, refusing one whose folder a symbolic link leads
+    out of the tree (the file itself may be a link: it is replaced, never written through)."""
+    return _inside(root, rel, parent_only=True)
+
+
 def read_state(root: Path, rel: str) -> FileState:
     full = _inside(root, rel, parent_only=True)
     try:
@@ -80,7 +86,9 @@ def read_state(root: Path, rel: str) -> FileState:
         return FileState(os.fsencode(os.readlink(full)), 0o777, True)
     if not stat.S_ISREG(st.st_mode):
         raise ApplyError(f"{rel} is not a regular file")
-    return FileState(full.read_bytes(), stat.S_IMODE(st.st_mode))
+    from tools import file_reads
+
+    return FileState(file_reads.read_file(full, rel, root=root), stat.S_IMODE(st.st_mode))
 
 
 def write_state(root: Path, rel: str, state: FileState) -> None:

@@ -10,26 +10,32 @@ A restore (at the end of each arm, on an interrupt, or by the next invocation) r
 file only while its content is one the arm wrote; a file changed since is left as it is and
 becomes an ``inplace-conflict`` (the path, the sha256 before, mutated and now, and where the
 original is saved), and the record stays until the user decides (``tools mutate recover
---discard``). The record goes when every file is back as it was.
+--discard``). The record goes when every file is back as it was. A restore is atomic against
+the user's saves: it never replaces the file by name (see :func:`restore_file` and the steps
+above it), so a save made while it runs is kept, in any interleaving.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
+import hashlib
 import json
 import os
 import shutil
-from collections.abc import Iterable
+import stat
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from tools.errors import UsageError
-from tools.fsio import write_atomic
+from tools.fsio import refuse_links, write_atomic
 from tools.git import decode, run_git
 from tools.mutate import INPLACE_RECORD_NAME, inplace_record
-from tools.mutate.apply import ApplyError, FileState, read_state, write_state
+from tools.mutate import apply as ap
+from tools.mutate.apply import ApplyError, FileState, read_state
 
 SCHEMA = "tools.mutate-inplace/2"
 # /1 records (written before the mutated sha256 was kept) are still recovered, conservatively.
@@ -74,6 +80,8 @@ class Conflict(NamedTuple):
     mutated: str | None
     now: str | None
     saved: str | None
+    # Content found in the way of a restore that saves raced (not tools's own): where kept.
+    kept: tuple[str, ...] = ()
 
     def message(self) -> str:
         def h(sha: str | None) -> str:
@@ -84,20 +92,24 @@ class Conflict(NamedTuple):
             if self.saved
             else "the file did not exist before the run"
         )
+        also = f"; also kept, found in the way: {', '.join(self.kept)}" if self.kept else ""
         return (
             f"{self.path} changed since tools wrote its mutant (sha256 before {h(self.before)}, "
             f"mutated {h(self.mutated)}, now {h(self.now)}): left as it is, not restored; "
-            f"{where}; once decided, run `tools mutate recover --discard`"
+            f"{where}{also}; once decided, run `tools mutate recover --discard`"
         )
 
     def record(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "path": self.path,
             "sha256_before": self.before,
             "sha256_mutated": self.mutated,
             "sha256_now": self.now,
             "saved": self.saved,
         }
+        if self.kept:
+            out["kept"] = list(self.kept)
+        return out
 
     @classmethod
     def from_record(cls, item: dict[str, Any]) -> Conflict:
@@ -107,6 +119,7 @@ class Conflict(NamedTuple):
             item.get("sha256_mutated"),
             item.get("sha256_now"),
             item.get("saved"),
+            tuple(str(k) for k in item.get("kept", ())),
         )
 
 
@@ -141,8 +154,6 @@ def _save(root: Path, folder: Path, sha: str | None) -> str | None:
 
 def _state_of(folder: Path, item: dict[str, Any]) -> FileState:
     """The original state of one record entry, its bytes read (and checked) from the blob."""
-    import hashlib
-
     sha = item["sha256"]
     if sha is None:
         return FileState(None, missing_dirs=tuple(item.get("missing_dirs", ())))
@@ -152,24 +163,450 @@ def _state_of(folder: Path, item: dict[str, Any]) -> FileState:
     return FileState(data, int(item["mode"]), bool(item["link"]))
 
 
+# -- the restore, atomic against the user's saves ----------------------------------------------
+#
+# A restore must never replace a save the user makes while it runs, in any interleaving. POSIX
+# has no "replace this name only while it still names that file", so the restore never
+# replaces a name at all. It moves the file away and puts the original only where nothing is:
+#
+# 1. check: the file holds a mutant tools wrote (its identity and sha256 are noted);
+# 2. stage: the original is written and fsynced as a file of its own beside it (in the in-place
+#    folder, or next to the target when that folder is on another file system);
+# 3. aside: ``rename(target, aside)``, one atomic step. Whatever the name held at that instant
+#    goes aside whole: a save done before it (written into the file, or renamed over it) is in
+#    the aside; a save after it finds no file at the name, and creates a new one there (or, if
+#    it will not create one, fails in the editor's hands: nothing is lost);
+# 4. verify: the aside is the very file of step 1 (device, inode, size, mtime) with the same
+#    content. If not, a save landed between 1 and 3: the aside is linked back to the name
+#    (``link`` never replaces), so the save is where the user left it: ``inplace-conflict``;
+# 5. place: ``link(staged, target)``, which fails if a save has created the name since 3: the
+#    save stays, ``inplace-conflict``;
+# 6. recheck: the aside is unchanged since 4, ctime included. A process that had the file open
+#    before step 3 writes into the aside's inode, not the name: if it did, the exchange is
+#    undone the same way (the placed original goes aside, is verified as ours, and the
+#    written-to file is linked back to the name) and it is ``inplace-conflict``;
+# 7. the aside goes, and the name is checked to hold the placed file with the original's
+#    content; a save that lands after step 5 (into the placed file, or over it) is
+#    ``inplace-conflict`` too, the save kept.
+#
+# Nothing that is not tools's own content (a mutant or the original) is ever deleted: a file
+# that is neither, left in the way by two saves racing the restore, goes to ``saved/`` and the
+# conflict names it. A restore killed between steps 3 and 5 leaves the name empty and the
+# file aside under a fixed name: the next restore of the path (every ``tools mutate``
+# invocation runs one first) links it back before anything else. What no restore can do: a
+# process that keeps the file open through the whole restore and writes through that
+# descriptor only after step 6 writes into a file that no longer has a name, exactly as after
+# an editor's own save by rename.
+
+
+class Restored(NamedTuple):
+    """What :func:`restore_file` did: ``outcome`` (``unchanged``, ``restored``, ``conflict``
+    or ``failed``), the file's state ``now``, and where content found in the way of the
+    restore was ``kept`` (under ``saved/``; it belongs to the user)."""
+
+    outcome: str
+    now: FileState
+    kept: tuple[str, ...] = ()
+
+
+class _Seen(NamedTuple):
+    """One look at a path: the file's identity as stat gives it, and its state. ``steady``:
+    the identity did not change while the content was read."""
+
+    dev: int
+    ino: int
+    size: int
+    mtime_ns: int
+    ctime_ns: int
+    state: FileState
+    steady: bool
+
+    def same_file(self, other: _Seen) -> bool:
+        """The same file, with the same content, unwritten since (a rename or a link changes
+        only the ctime)."""
+        return (
+            self.steady
+            and other.steady
+            and (self.dev, self.ino, self.size, self.mtime_ns)
+            == (other.dev, other.ino, other.size, other.mtime_ns)
+            and self.state == other.state
+        )
+
+    def untouched(self, other: _Seen) -> bool:
+        """:meth:`same_file`, and not even its metadata changed since ``other``."""
+        return self.same_file(other) and self.ctime_ns == other.ctime_ns
+
+
+def _identity(st: os.stat_result) -> tuple[int, int, int, int, int, int]:
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_mode)
+
+
+def _look(full: Path) -> _Seen | None:
+    """The file at ``full`` (never followed if it is a link), or None when there is none."""
+    for _ in range(3):
+        try:
+            st = os.lstat(full)
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        try:
+            if stat.S_ISLNK(st.st_mode):
+                data = os.fsencode(os.readlink(full))
+                steady = _identity(os.lstat(full)) == _identity(st)
+                state = FileState(data, 0o777, True)
+            elif stat.S_ISREG(st.st_mode):
+                fd = os.open(full, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+                with os.fdopen(fd, "rb") as handle:
+                    first = os.fstat(handle.fileno())
+                    data = handle.read()
+                    last = os.fstat(handle.fileno())
+                steady = _identity(st) == _identity(first) == _identity(last)
+                state = FileState(data, stat.S_IMODE(first.st_mode))
+            else:
+                raise ApplyError(f"{full} is not a regular file")
+        except OSError as exc:
+            if exc.errno not in _MOVED:
+                raise
+            continue  # replaced between the lstat and the read: look again
+        return _Seen(
+            st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns, state, steady
+        )
+    raise ApplyError(f"{full} keeps changing while it is read")
+
+
+_MOVED = (errno.ENOENT, errno.ENOTDIR, errno.ELOOP)
+
+
+class _CrossDevice(Exception):
+    """The work folder is on another file system than the target: nothing was changed."""
+
+
+class _Places(NamedTuple):
+    """Where one path's restore stages the original and puts files aside (fixed names, so
+    that the next restore finds what a killed one left)."""
+
+    folder: Path
+    stage: Path
+    aside: Path
+    back: Path
+
+
+def _places(folder: Path, full: Path, path: str) -> list[_Places]:
+    """In the in-place folder (never seen by ``git add``); else, for a tree whose git
+    directory is on another file system, next to the target under hidden names."""
+    key = hashlib.sha256(path.encode("utf-8", "surrogateescape")).hexdigest()[:32]
+    work = folder / "work"
+    beside = full.parent
+    hidden = f".{full.name}.tools-"
+    return [
+        _Places(work, work / f"{key}.stage", work / f"{key}.aside", work / f"{key}.back"),
+        _Places(
+            beside, beside / f"{hidden}stage", beside / f"{hidden}aside", beside / f"{hidden}back"
+        ),
+    ]
+
+
+def _stage(where: Path, state: FileState) -> _Seen | None:
+    """Write ``state`` (a present one) as the file ``where``, fsynced; its look, or None
+    when what was written does not read back as ``state``."""
+    assert state.data is not None
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(where)
+    if state.link:
+        os.symlink(os.fsdecode(state.data), where)
+    else:
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        with os.fdopen(os.open(where, flags, 0o600), "wb") as handle:
+            handle.write(state.data)
+            handle.flush()
+            os.fchmod(handle.fileno(), state.mode)
+            os.fsync(handle.fileno())
+    seen = _look(where)
+    if seen is None or seen.state != FileState(state.data, state.mode, state.link):
+        return None
+    return seen
+
+
+def _link(source: Path, target: Path) -> bool:
+    """Give ``source``'s file the name ``target`` too, only if ``target`` does not exist:
+    False when it does. On a file system without hard links, a copy made with ``O_EXCL``
+    (a symbolic link is made anew, which never replaces either)."""
+    try:
+        os.link(source, target, follow_symlinks=False)
+        return True
+    except FileExistsError:
+        return False
+    except OSError as exc:
+        if exc.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EMLINK):
+            raise
+    try:
+        if os.path.islink(source):
+            os.symlink(os.readlink(source), target)
+            return True
+        st = os.lstat(source)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        with open(source, "rb") as src, os.fdopen(os.open(target, flags, 0o600), "wb") as dst:
+            shutil.copyfileobj(src, dst)
+            dst.flush()
+            os.fchmod(dst.fileno(), stat.S_IMODE(st.st_mode))
+            os.fsync(dst.fileno())
+        return True
+    except FileExistsError:
+        return False
+
+
+def _put_back(aside: Path, full: Path) -> bool:
+    """The file set aside gets its name back, unless something has taken the name since."""
+    if not _link(aside, full):
+        return False
+    os.unlink(aside)
+    return True
+
+
+def _exchange(
+    full: Path,
+    expect: _Seen,
+    incoming: Path | None,
+    aside: Path,
+    step: Callable[[str], None],
+) -> str:
+    """Steps 3 to 6 (see above): move the file at ``full`` to ``aside``, check that it is
+    ``expect``'s, put ``incoming`` (None: nothing) in its place only while the name is free,
+    and recheck the aside. ``done``: and the aside is gone; ``vanished`` (no file to move),
+    ``refused`` (not ``expect``'s: linked back if the name is still free), ``raced`` (the
+    name was taken before the placing) and ``late`` (the aside was written to after its
+    check) leave what is left for :func:`_tidy`. An error or an interrupt between the aside
+    and the placing links the aside back first."""
+    try:
+        os.rename(full, aside)
+    except FileNotFoundError:
+        return "vanished"
+    except OSError as exc:
+        if exc.errno == errno.EXDEV:
+            raise _CrossDevice() from None
+        raise
+    placed = False
+    try:
+        step("aside")
+        seen = _look(aside)
+        if seen is None or not seen.same_file(expect):
+            _put_back(aside, full)
+            return "refused"
+        step("verified")
+        if incoming is not None:
+            if not _link(incoming, full):
+                return "raced"
+            os.unlink(incoming)
+        placed = True
+        step("placed")
+        again = _look(aside)
+        if again is not None and again.untouched(seen):
+            os.unlink(aside)
+            step("rechecked")
+            return "done"
+        return "late"
+    except BaseException:
+        if not placed:
+            with contextlib.suppress(OSError):
+                _put_back(aside, full)
+        raise
+
+
+def _keep(root: Path, folder: Path, leftover: Path, seen: _Seen) -> str:
+    """Move ``leftover`` (content that is not tools's own) under ``saved/``; where."""
+    sha = seen.state.sha256
+    assert sha is not None
+    saved = folder / "saved"
+    saved.mkdir(parents=True, exist_ok=True)
+    dest = saved / sha
+    if os.path.lexists(dest):
+        os.unlink(leftover)  # the same bytes are kept already
+        return _shown(root, dest)
+    try:
+        os.rename(leftover, dest)
+    except OSError as exc:
+        if exc.errno != errno.EXDEV:
+            raise
+        assert seen.state.data is not None
+        write_atomic(dest, seen.state.data)
+        os.unlink(leftover)
+    return _shown(root, dest)
+
+
+def _tidy(root: Path, folder: Path, full: Path, path: str, own: set[str | None]) -> list[str]:
+    """Settle what a restore (this one, or one killed mid-way) left beside ``full``: a file
+    set aside goes back to the name when the name is empty; one that is the same file as the
+    name's, or holds tools's own content (``own``: the original and the mutants), goes; any
+    other is the user's and is kept under ``saved/``. Where kept ones are."""
+    kept: list[str] = []
+    for places in _places(folder, full, path):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(places.stage)  # a copy of the original, which the snapshot has
+        for leftover in (places.aside, places.back):
+            seen = _look(leftover)
+            if seen is None:
+                continue
+            try:
+                there = os.lstat(full)
+            except (FileNotFoundError, NotADirectoryError):
+                there = None
+            if there is None:
+                full.parent.mkdir(parents=True, exist_ok=True)
+                if _put_back(leftover, full):
+                    continue
+            elif (there.st_dev, there.st_ino) == (seen.dev, seen.ino):
+                os.unlink(leftover)  # a second name of the file the path holds
+                continue
+            if seen.steady and seen.state.sha256 in own:
+                os.unlink(leftover)
+                continue
+            kept.append(_keep(root, folder, leftover, seen))
+    return kept
+
+
+def _no_pause(step: str) -> None:
+    pass
+
+
 def restore_file(
-    root: Path, path: str, before: FileState, mutants: Iterable[str | None]
+    root: Path,
+    path: str,
+    before: FileState,
+    mutants: Iterable[str | None],
+    *,
+    folder: Path,
+    between: Callable[[str], None] | None = None,
+) -> Restored:
+    """Put ``path`` back to ``before`` only while it holds one of ``mutants`` (the sha256 of
+    contents the arm wrote; None: the arm deleted it), atomically against the user's saves
+    (see the steps above). ``folder``: the in-place folder (work files, ``saved/``).
+    ``between``: called with each step's name once it is done (``checked``, ``staged``,
+    ``aside``, ``verified``, ``placed``, ``rechecked``), so that a test can save the file at
+    every step boundary. Outcomes: ``unchanged`` (already the original), ``restored`` (put
+    back, verified), ``conflict`` (changed by someone else: left as they left it), ``failed``
+    (the original could not be staged as it was: nothing touched)."""
+    full = ap.full_path(root, path)
+    try:
+        refuse_links(full.parent, root)
+    except UsageError as exc:
+        raise ApplyError(f"{path}: {exc.render()}") from None
+    step = between or _no_pause
+    mutants = set(mutants)
+    own = mutants | {before.sha256}
+    # What an earlier restore of this path, killed mid-way, left: the file back first.
+    kept = _tidy(root, folder, full, path, own)
+    try:
+        outcome, now = _restore(root, path, full, before, mutants, folder, step)
+    finally:
+        kept += _tidy(root, folder, full, path, own)
+    if kept and outcome != "conflict":
+        outcome, now = "conflict", ap.read_state(root, path)
+    return Restored(outcome, now, tuple(kept))
+
+
+def _restore(
+    root: Path,
+    path: str,
+    full: Path,
+    before: FileState,
+    mutants: set[str | None],
+    folder: Path,
+    step: Callable[[str], None],
 ) -> tuple[str, FileState]:
-    """Put ``path`` back to ``before`` only while its content is one of ``mutants`` (the
-    sha256 of contents the arm wrote; None: the arm deleted it). (outcome, state now):
-    ``unchanged`` (already the original), ``restored`` (rewritten and verified), ``conflict``
-    (changed by someone else: left as it is), ``failed`` (the rewrite did not verify)."""
-    now = read_state(root, path)
-    if now.sha256 == before.sha256:
-        if now != before:  # same bytes; a mode, a link or an emptied folder to put back
-            write_state(root, path, before)
-            now = read_state(root, path)
-        return "unchanged", now
-    if now.sha256 not in set(mutants):
-        return "conflict", now
-    write_state(root, path, before)
-    now = read_state(root, path)
-    return ("restored" if now.sha256 == before.sha256 else "failed"), now
+    now = _look(full)
+    state = now.state if now is not None else ap.read_state(root, path)
+    if now is not None and not now.steady:
+        return "conflict", state  # being written this very moment
+    if state.sha256 == before.sha256:
+        if state == before:
+            return "unchanged", state
+        if now is None or (now.state.link == before.link and not before.link):
+            # Folders to remove, or permission bits: no content is replaced.
+            if now is None:
+                _remove_dirs(root, before)
+            else:
+                os.chmod(full, before.mode)
+            return "unchanged", ap.read_state(root, path)
+        label = "unchanged"  # the same bytes as a link, or the other way round
+    elif state.sha256 in mutants:
+        label = "restored"
+    else:
+        return "conflict", state
+    step("checked")
+    for places in _places(folder, full, path):
+        try:
+            return _swap_in(root, path, full, before, now, places, label, step)
+        except _CrossDevice:
+            continue
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(places.stage)
+    raise ApplyError(f"{path}: no folder on its file system to restore it through")
+
+
+def _swap_in(
+    root: Path,
+    path: str,
+    full: Path,
+    before: FileState,
+    now: _Seen | None,
+    places: _Places,
+    label: str,
+    step: Callable[[str], None],
+) -> tuple[str, FileState]:
+    """Steps 2 to 7 through ``places``; raises :class:`_CrossDevice` before any change when
+    they are on another file system than the target."""
+    places.folder.mkdir(parents=True, exist_ok=True)
+    staged = None
+    if before.data is not None:
+        full.parent.mkdir(parents=True, exist_ok=True)  # the arm may have removed it
+        staged = _stage(places.stage, before)
+        if staged is None:
+            return "failed", now.state if now is not None else ap.read_state(root, path)
+    step("staged")
+    if now is None:
+        # The arm deleted the file: the original goes in only where nothing has appeared.
+        assert staged is not None
+        try:
+            placed = _link(places.stage, full)
+        except OSError as exc:
+            if exc.errno == errno.EXDEV:
+                raise _CrossDevice() from None
+            raise
+        if not placed:
+            return "conflict", ap.read_state(root, path)
+        step("placed")
+        return _verified(root, path, full, staged, label)
+    swap = _exchange(full, now, places.stage if staged else None, places.aside, step)
+    if swap == "late" and staged is not None:
+        # Written to through an open descriptor after it was set aside: that write is the
+        # user's, so it goes back to the name in place of the original, the same way.
+        _exchange(full, staged, places.aside, places.back, lambda s: step(f"undo-{s}"))
+    if swap != "done":
+        return "conflict", ap.read_state(root, path)
+    if staged is None:
+        _remove_dirs(root, before)
+        there = _look(full)
+        if there is not None:
+            return "conflict", there.state  # created since the mutant was removed
+        return label, ap.read_state(root, path)
+    return _verified(root, path, full, staged, label)
+
+
+def _remove_dirs(root: Path, before: FileState) -> None:
+    """The folders an absent original did not have (never a file: only empty folders go)."""
+    for parent in before.missing_dirs:
+        with contextlib.suppress(OSError, ApplyError):  # not empty: something lives there now
+            os.rmdir(ap.full_path(root, parent))
+
+
+def _verified(
+    root: Path, path: str, full: Path, staged: _Seen, label: str
+) -> tuple[str, FileState]:
+    """Step 7: the name holds the placed file, with the original's content."""
+    there = _look(full)
+    if there is not None and there.same_file(staged):
+        return label, there.state
+    return "conflict", there.state if there is not None else ap.read_state(root, path)
 
 
 class InPlace:
@@ -283,6 +720,8 @@ class InPlace:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(self.dir / INPLACE_RECORD_NAME)
         shutil.rmtree(self.dir / "blobs", ignore_errors=True)
+        with contextlib.suppress(OSError):  # empty once every restore has settled
+            os.rmdir(self.dir / "work")
         self._release()
 
     def abandon(self) -> None:
@@ -336,6 +775,8 @@ def _pending_record(tools_dir: Path, result: Recovery) -> Any:
 def _drop_record(folder: Path) -> None:
     os.unlink(folder / INPLACE_RECORD_NAME)
     shutil.rmtree(folder / "blobs", ignore_errors=True)
+    with contextlib.suppress(OSError):
+        os.rmdir(folder / "work")
 
 
 def recover(root: Path, tools_dir: Path) -> Recovery:
@@ -361,7 +802,7 @@ def recover(root: Path, tools_dir: Path) -> Recovery:
                 if not mutants and not legacy and path not in earlier:
                     continue  # no mutant of this file was pending
                 try:
-                    outcome, now = restore_file(root, path, before, mutants)
+                    outcome, now, kept = restore_file(root, path, before, mutants, folder=folder)
                 except (OSError, ApplyError) as exc:
                     raise ValueError(f"{path}: {exc}") from None
                 if outcome == "failed":
@@ -374,7 +815,8 @@ def recover(root: Path, tools_dir: Path) -> Recovery:
                 else:
                     last = mutants[-1] if mutants else earlier.get(path, {}).get("sha256_mutated")
                     saved = _save(root, folder, before.sha256)
-                    conflicts.append(Conflict(path, before.sha256, last, now.sha256, saved))
+                    kept += tuple(earlier.get(path, {}).get("kept", ()))
+                    conflicts.append(Conflict(path, before.sha256, last, now.sha256, saved, kept))
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise UsageError(
                 f"cannot complete the pending in-place restore: {exc}", where=where
@@ -407,6 +849,24 @@ def recover(root: Path, tools_dir: Path) -> Recovery:
         return result
 
 
+def _set_aside(root: Path, folder: Path, path: str) -> list[str]:
+    """Files a restore killed mid-way left aside for ``path``, moved under ``saved/`` without
+    touching the working tree (``--discard``); where they are now."""
+    try:
+        full = ap.full_path(root, path)
+    except ApplyError:
+        return []
+    moved = []
+    for places in _places(folder, full, path):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(places.stage)
+        for leftover in (places.aside, places.back):
+            seen = _look(leftover)
+            if seen is not None:
+                moved.append(_keep(root, folder, leftover, seen))
+    return moved
+
+
 def discard(root: Path, tools_dir: Path) -> Recovery:
     """Drop the recovery record without touching the working tree (the user has decided).
     The original of every file that differs from it is kept under ``saved/`` first."""
@@ -427,6 +887,8 @@ def discard(root: Path, tools_dir: Path) -> Recovery:
                 if now.sha256 != before.sha256 and before.sha256 is not None:
                     saved = _save(root, folder, before.sha256)
                     kept.append(f"{item['path']} (original at {saved})")
+                for moved in _set_aside(root, folder, item["path"]):
+                    kept.append(f"{item['path']} (as a restore stopped mid-way found it: {moved})")
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise UsageError(
                 f"cannot read the in-place recovery record: {exc}", where=where

@@ -121,12 +121,9 @@ def load(git: Git, plan_path: Path) -> Plan:
     root = git.root
     rel = repo_relative(plan_path, root, "the plan")
     src = rel
-    try:
-        raw = (root / rel).read_bytes()
-    except FileNotFoundError:
-        raise UsageError("no such file", where=src) from None
-    except OSError as exc:
-        raise UsageError(f"cannot read: {exc.strerror}", where=src) from None
+    from tools import file_reads
+
+    raw = file_reads.read_file(root / rel, src, root=root)
     data = parse_yaml(raw, src)
     validate_against(data, SCHEMA, src, exact_integers=True)
 
@@ -197,15 +194,15 @@ class _Reader:
 
     def patch(self, value: str, where: str) -> bytes:
         """The bytes of a patch file, read once: what is applied is what is recorded."""
+        from tools import file_reads
+
         full = check_inside(self.root, value, where)
-        try:
-            return full.read_bytes()
-        except IsADirectoryError:
-            raise UsageError("is a directory, expected a patch file", where=where) from None
-        except FileNotFoundError:
-            raise UsageError(f"patch file {value!r} not found", where=where) from None
-        except OSError as exc:
-            raise UsageError(f"cannot read {value!r}: {exc.strerror}", where=where) from None
+        if full.is_dir():
+            raise UsageError("is a directory, expected a patch file", where=where)
+        data = file_reads.read_optional(full, f"{where} ({value})", root=self.root)
+        if data is None:
+            raise UsageError(f"patch file {value!r} not found", where=where)
+        return data
 
     def one(self, entry: dict[str, Any], where: str) -> Mutation:
         ((kind, value),) = entry.items()

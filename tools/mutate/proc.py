@@ -1,6 +1,12 @@
 """Running one build or test step: through the shell, in its own process group, with a
-timeout that kills the whole group, the output's tail kept, and cancellation from another
-thread (Ctrl-C, SIGTERM) that kills every live group at once.
+timeout that ends the whole group, the output's tail kept, and cancellation (Ctrl-C, SIGTERM,
+in this thread or from another) that ends every live group.
+
+A group is ended the way an interrupt at a terminal would end it, so that a build tool can
+clean up (make deletes a half-written target when its recipe dies by a signal): SIGTERM to
+the whole group, up to the registry's ``kill_grace_s`` (``mutate.kill_grace_s``, default 10
+s) for every process of it to exit, then SIGKILL. A timeout ends the step the same way. A
+further interrupt during the grace (a second Ctrl-C or SIGTERM) SIGKILLs at once.
 
 A run killed outright (SIGKILL) cannot end its groups, which live on in their own sessions:
 while a command runs inside :func:`journal`, every group it starts is written (with its
@@ -31,28 +37,33 @@ from tools.git import clean_env
 from tools.mutate.runlocks import of_dead_runs
 
 TAIL_BYTES = 4096
-# After SIGTERM, how long a timed-out group gets to exit before SIGKILL.
-TERM_GRACE_S = 2.0
+# After SIGTERM, how long a step's group gets to exit before SIGKILL (mutate.kill_grace_s).
+DEFAULT_KILL_GRACE_S = 10.0
 _POLL_S = 0.05
 
 
 class Cancelled(Exception):
-    """The run was interrupted; the step's process group has been killed."""
+    """The run was interrupted; the step's process group has been ended."""
 
 
 class Registry:
-    """The live process groups of one run, so that an interrupt can end them all."""
+    """The live process groups of one run, so that an interrupt can end them all.
+    ``kill_grace_s``: how long a group has after SIGTERM before SIGKILL."""
 
-    def __init__(self) -> None:
+    def __init__(self, kill_grace_s: float = DEFAULT_KILL_GRACE_S) -> None:
+        self.kill_grace_s = kill_grace_s
         self._lock = threading.Lock()
         self._groups: set[int] = set()
         self.cancelled = threading.Event()
+        self.hurried = threading.Event()  # a second interrupt: no more grace
 
     def add(self, pgid: int) -> None:
         _journal_add(pgid)
         with self._lock:
             self._groups.add(pgid)
             if self.cancelled.is_set():
+                # Its shell still waits for the line that lets the command start: nothing
+                # of the command's to clean up.
                 _kill_group(pgid, signal.SIGKILL)
 
     def discard(self, pgid: int) -> None:
@@ -60,9 +71,15 @@ class Registry:
             self._groups.discard(pgid)
 
     def cancel(self) -> None:
-        """Mark the run cancelled and kill every live group now."""
+        """Mark the run cancelled: each running step ends its group (SIGTERM, the grace,
+        SIGKILL) and raises :class:`Cancelled`; no step starts any more."""
+        self.cancelled.set()
+
+    def kill(self) -> None:
+        """A further interrupt: SIGKILL every live group now, the grace cut short."""
         with self._lock:
             self.cancelled.set()
+            self.hurried.set()
             groups = list(self._groups)
         for pgid in groups:
             _kill_group(pgid, signal.SIGKILL)
@@ -177,23 +194,24 @@ def _wait_gone(pgid: int, start: int, seconds: float) -> bool:
         time.sleep(_POLL_S)
 
 
-def end_group(pgid: int, start: int | None) -> int:
+def end_group(pgid: int, start: int | None, grace: float = DEFAULT_KILL_GRACE_S) -> int:
     """End the recorded group ``pgid`` if it still lives and is the one recorded: SIGTERM,
-    then SIGKILL after :data:`TERM_GRACE_S`. The number of its processes that were alive."""
+    then SIGKILL after ``grace`` seconds. The number of its processes that were alive."""
     if start is None:
         return 0  # no start time was recorded (no /proc): it cannot be told from another
     alive = _members(pgid, start)
     if not alive:
         return 0
     _kill_group(pgid, signal.SIGTERM)
-    if not _wait_gone(pgid, start, TERM_GRACE_S):
+    if not _wait_gone(pgid, start, grace):
         _kill_group(pgid, signal.SIGKILL)
-        _wait_gone(pgid, start, TERM_GRACE_S)
+        _wait_gone(pgid, start, max(grace, 2.0))
     return len(alive)
 
 
-def sweep_groups(tools_dir: Path) -> list[str]:
-    """End the process groups that runs killed outright left behind; one notice per group."""
+def sweep_groups(tools_dir: Path, grace: float = DEFAULT_KILL_GRACE_S) -> list[str]:
+    """End the process groups that runs killed outright left behind (SIGTERM, ``grace``
+    seconds, SIGKILL); one notice per group."""
     folder = _groups_dir(tools_dir)
     notices: list[str] = []
     try:
@@ -209,7 +227,7 @@ def sweep_groups(tools_dir: Path) -> list[str]:
                 pgid, start = int(item["pgid"]), item["start"]
             except (ValueError, KeyError, TypeError):
                 continue  # a line torn by the kill
-            n = end_group(pgid, None if start is None else int(start))
+            n = end_group(pgid, None if start is None else int(start), grace)
             if n:
                 notices.append(
                     f"ended process group {pgid} ({n} process(es)) left running by an "
@@ -297,10 +315,11 @@ def run_step(
 ) -> StepResult:
     """Run ``command`` with ``/bin/sh -c`` from ``cwd``, stdin from /dev/null.
 
-    The command gets its own session (so its process group can be killed whole, and a
+    The command gets its own session (so its process group can be signalled whole, and a
     terminal's Ctrl-C reaches tools, which decides), and starts only once that group is
-    journaled. Processes it leaves behind in its group are killed when it exits. On timeout:
-    SIGTERM to the group, SIGKILL after a grace.
+    journaled. Processes it leaves behind in its group are killed when it exits. On timeout,
+    on an interrupt in this thread and on a cancel from another: SIGTERM to the group, the
+    registry's grace for it to exit, then SIGKILL (see the module's docstring).
     """
     registry.check()
     started = time.monotonic()
@@ -314,13 +333,26 @@ def run_step(
         env=clean_env(),
     )
     pgid = proc.pid
-    registry.add(pgid)
-    _release(proc)
+    leader = _stat(pgid)
+    start = leader[3] if leader is not None else None
     # A pipe opened with the default buffering is a BufferedReader, which has read1.
     tail = _Tail(typing.cast(io.BufferedReader, proc.stdout))
+    stopped = False
     try:
+        registry.add(pgid)
+        _release(proc)
         deadline = None if timeout is None else started + timeout
         timed_out = _wait(proc, deadline, registry)
+        if timed_out:
+            stopped = True
+            _stop(proc, pgid, start, registry)
+    except BaseException:
+        # Ctrl-C or SIGTERM in this thread, or a cancel from another: no further step runs,
+        # and this one's group gets its grace to clean up.
+        registry.cancel()
+        if not stopped:
+            _stop(proc, pgid, start, registry)
+        raise
     finally:
         # Whatever the step started in its group and left running goes with it.
         _kill_group(pgid, signal.SIGKILL)
@@ -343,33 +375,69 @@ def run_step(
 
 
 def _wait(proc: subprocess.Popen[bytes], deadline: float | None, registry: Registry) -> bool:
-    """Wait for the step to end; True if it ran past ``deadline`` (then its group got SIGTERM
-    and, after a grace, SIGKILL). A cancelled run kills the group and raises Cancelled."""
-    pgid = proc.pid
-    timed_out = False
+    """Wait for the step to end; True if it ran past ``deadline`` (still running). Raises
+    :class:`Cancelled` once the run is cancelled, the step still running or not (a step that
+    a cancel's SIGKILL ended has no status of its own to report)."""
     while True:
         try:
             proc.wait(_POLL_S)
             break
         except subprocess.TimeoutExpired:
             pass
-        if registry.cancelled.is_set():
+        registry.check()
+        if deadline is not None and time.monotonic() >= deadline:
+            return True
+    registry.check()
+    return False
+
+
+def _stop(proc: subprocess.Popen[bytes], pgid: int, start: int | None, registry: Registry) -> None:
+    """End the step's group: SIGTERM, up to ``registry.kill_grace_s`` for every process of it
+    to exit (the step's own cleanup: make deletes a half-written target), then SIGKILL. A
+    further interrupt meanwhile, in this thread or through :meth:`Registry.kill`, ends the
+    wait: SIGKILL at once (and, raised here, the interrupt goes on up)."""
+    if not registry.hurried.is_set():
+        _kill_group(pgid, signal.SIGTERM)
+        try:
+            _wait_group(proc, pgid, start, registry.kill_grace_s, registry.hurried)
+        except BaseException:
+            registry.kill()
             _kill_group(pgid, signal.SIGKILL)
             proc.wait()
-            raise Cancelled()
-        if deadline is not None and time.monotonic() >= deadline:
-            timed_out = True
-            _kill_group(pgid, signal.SIGTERM)
-            try:
-                proc.wait(TERM_GRACE_S)
-            except subprocess.TimeoutExpired:
-                _kill_group(pgid, signal.SIGKILL)
-                proc.wait()
-            break
-    if registry.cancelled.is_set():
-        # Ended by the interrupt's SIGKILL, not by itself: no status to report.
-        raise Cancelled()
-    return timed_out
+            raise
+    _kill_group(pgid, signal.SIGKILL)
+    proc.wait()
+
+
+def _wait_group(
+    proc: subprocess.Popen[bytes],
+    pgid: int,
+    start: int | None,
+    seconds: float,
+    hurried: threading.Event,
+) -> bool:
+    """Wait up to ``seconds`` for every process of the step's group to exit (its leader
+    reaped on the way); False when some remain, or when ``hurried`` is set meanwhile."""
+    end = time.monotonic() + seconds
+    while True:
+        proc.poll()  # reaped, the leader no longer counts
+        if not _group_alive(pgid, start):
+            return True
+        if time.monotonic() >= end or hurried.wait(min(_POLL_S, max(0.0, end - time.monotonic()))):
+            return not _group_alive(pgid, start)
+
+
+def _group_alive(pgid: int, start: int | None) -> bool:
+    """Whether a process of the step's group lives (a zombie does not count)."""
+    if start is not None:
+        return bool(_members(pgid, start))
+    try:  # no /proc: a signal 0 to the group tells
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 class Interrupted(BaseException):

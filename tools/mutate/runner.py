@@ -504,7 +504,7 @@ def _guarded_restore(
             continue
         mutants = guard.mutants(p)
         try:
-            outcome, now = restore_file(tree, p, before[p], mutants)
+            outcome, now, kept = restore_file(tree, p, before[p], mutants, folder=guard.dir)
         except (ap.ApplyError, OSError):
             ok, changed = False, True
             continue
@@ -517,7 +517,8 @@ def _guarded_restore(
         elif outcome == "conflict":
             changed, ok = True, False
             last = mutants[-1] if mutants else None
-            conflicts.append(Conflict(p, before[p].sha256, last, now.sha256, guard.save(p)))
+            saved = guard.save(p)
+            conflicts.append(Conflict(p, before[p].sha256, last, now.sha256, saved, kept))
         else:
             changed, ok = True, False
     guard.settle(conflicts, done)
@@ -615,8 +616,15 @@ def run_in_worktrees(
                 fut.result()
         pool.shutdown(wait=True)
     except BaseException:
+        # Each running arm ends its step (SIGTERM, the grace, SIGKILL), restores and gives its
+        # worktree back; a further interrupt meanwhile cuts the grace short, never the rest.
         registry.cancel()
-        pool.shutdown(wait=True, cancel_futures=True)
+        while True:
+            try:
+                pool.shutdown(wait=True, cancel_futures=True)
+                break
+            except BaseException:
+                registry.kill()
         raise
     finally:
         wts.close()

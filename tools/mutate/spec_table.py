@@ -48,11 +48,14 @@ def render(
         from tools import evidence
     except ImportError as exc:
         raise RendererUnavailable(f"the evidence renderer is not available ({exc})") from None
+    from tools import file_reads
+
     full = root / spec
+    raw = file_reads.read_optional(full, spec, root=root)
+    if raw is None:
+        raise UsageError("spec not found", where=spec)
     try:
-        text = full.read_bytes().decode("utf-8")
-    except FileNotFoundError:
-        raise UsageError("spec not found", where=spec) from None
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise UsageError(f"not UTF-8 (byte {exc.start})", where=spec) from None
     new = evidence.render_into(text, record, lookup, where=spec)
