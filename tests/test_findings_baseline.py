@@ -37,16 +37,19 @@ def _links(run_json: dict) -> list[dict]:
     return next(g for g in run_json["gates"] if g["gate"] == "links")["findings"]
 
 
-def test_write_needs_add_to_create_and_records_the_findings(debt_repo: Repo) -> None:
-    run = debt_repo.tools("baseline", "write")
-    assert run.exit_code == 0
-    assert "nothing written" in run.stdout
-    assert not (debt_repo.path / PATH).exists()
+def test_write_creates_a_missing_baseline_and_records_the_findings(debt_repo: Repo) -> None:
     assert debt_repo.tools("preflight").exit_code == 1
-    run = debt_repo.tools("baseline", "write", "--add", "--format", "json")
+    # No baseline yet: there is nothing to shrink from, so today's findings are recorded
+    # (SPEC §3.3), with or without --add.
+    run = debt_repo.tools("baseline", "write", "--format", "json")
     assert run.exit_code == 0
     out = json.loads(run.stdout)
-    assert out["entries"] == 3 and out["written"] is True
+    assert out["entries"] == 3 and out["written"] is True and len(out["added"]) == 3
+    created = debt_repo.read(PATH)
+    (debt_repo.path / PATH).unlink()
+    run = debt_repo.tools("baseline", "write", "--add", "--format", "json")
+    assert run.exit_code == 0 and json.loads(run.stdout)["entries"] == 3
+    assert debt_repo.read(PATH) == created
     data = json.loads(debt_repo.read(PATH))
     assert data["schema"] == "tools.findings-baseline/1"
     # Identical findings on identical lines are told apart by their repeat count.
@@ -139,6 +142,26 @@ def test_a_range_that_grows_the_baseline_is_raised(debt_repo: Repo) -> None:
     debt_repo.commit("Fix the anchor\n\nBody.\n")
     run = debt_repo.tools("preflight", "--base", "main")
     assert run.exit_code == 0, run.stdout
+
+
+def test_a_range_that_creates_the_baseline_introduces_it(debt_repo: Repo) -> None:
+    debt_repo.branch("adopt")
+    assert debt_repo.tools("baseline", "write").exit_code == 0
+    debt_repo.commit("Record the debt\n\nBody.\n")
+    run = debt_repo.tools("preflight", "--base", "main", "--format", "json")
+    assert run.exit_code == 0, run.stdout
+    protocol = next(g for g in run.json()["gates"] if g["gate"] == "protocol")
+    assert [(f["rule"], f["severity"], f["path"]) for f in protocol["findings"]] == [
+        ("baseline-introduced", "warning", PATH)
+    ]
+    assert (
+        "with 3 entries (links/anchor-missing 1, links/link-broken 2)"
+        in (protocol["findings"][0]["message"])
+    )
+    # The base has a protocol: under --config-from base its (absent) baseline judges, and a
+    # pull request cannot record its own findings as debt.
+    strict = debt_repo.tools("preflight", "--base", "main", "--config-from", "base")
+    assert strict.exit_code == 1 and "baseline-introduced" in strict.stdout
 
 
 @pytest.mark.parametrize(

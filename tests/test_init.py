@@ -19,9 +19,11 @@ def test_init_writes_config_attributes_driver_and_hooks(repo: Repo) -> None:
     attrs = (repo.path / ".gitattributes").read_text()
     assert ".agents/issue-index.md merge=agent-index\n" in attrs
     assert ".agents/ledger.jsonl merge=union\n" in attrs
-    assert repo.git("config", "merge.agent-index.driver").strip() == (
-        "tools index merge-driver %O %A %B"
-    )
+    # The driver runs the absolute `tools` that installed it, as the hooks do (SPEC §9.3).
+    tools_exe = Path(sys.executable).parent / "tools"
+    driver = repo.git("config", "merge.agent-index.driver").strip()
+    assert driver.startswith(f"if [ -x {tools_exe} ]; then {tools_exe} index merge-driver ")
+    assert driver.endswith("git merge-file -L ours -L base -L theirs %A %O %B; exit 1")
     for hook in ("pre-commit", "commit-msg"):
         path = repo.path / ".git/hooks" / hook
         assert os.access(path, os.X_OK)
@@ -108,3 +110,14 @@ def test_hooks_install_respects_core_hooks_path_and_force(repo: Repo) -> None:
     assert "hooks run pre-commit" in (repo.path / "githooks/pre-commit").read_text()
     # The user's own hook is kept beside ours, never lost.
     assert (repo.path / "githooks/pre-commit.local").read_text() == "#!/bin/sh\nexit 0\n"
+
+
+def test_init_replaces_a_driver_an_earlier_version_registered(repo: Repo) -> None:
+    repo.git("config", "merge.agent-index.driver", "tools index merge-driver %O %A %B")
+    run = repo.tools("init")
+    assert run.exit_code == 0, run.stdout
+    assert repo.git("config", "merge.agent-index.driver").startswith("if [ -x /")
+    # A driver of the user's own is kept, as any other file that differs.
+    repo.git("config", "merge.agent-index.driver", "my-merge %O %A %B")
+    assert repo.tools("init").exit_code == 1
+    assert repo.git("config", "merge.agent-index.driver").strip() == "my-merge %O %A %B"

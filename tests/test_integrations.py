@@ -348,7 +348,8 @@ def test_hooks_install_outside_a_repository_is_exit_2(
 
 
 def test_hooks_installed_from_a_linked_worktree_guard_it(repo: Repo, tmp_path: Path) -> None:
-    repo.commit("Start\n\nThe first commit.\n")
+    # An adopted repository: hooks judge only a tree that holds a protocol (SPEC §9.3).
+    repo.commit("Start\n\nThe first commit.\n", {".agents/protocol.yaml": "{}\n"})
     linked = tmp_path / "linked"
     repo.git("worktree", "add", "-q", "-b", "side", str(linked))
     run = run_cli(["hooks", "install"], cwd=linked)

@@ -1,8 +1,13 @@
-"""The agent-index merge driver under real `git merge`, and the gate with builtin merge=union."""
+"""The agent-index merge driver under real `git merge`, and the gate with builtin merge=union.
+
+The driver `tools init` registers runs the absolute `tools` that installed it; where it cannot
+run, git's own conflict stays (both sides' rows, conflict markers), and a merge concluded
+without a row of either side is refused at commit time (SPEC §9.3)."""
 
 from __future__ import annotations
 
-import shlex
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -10,8 +15,31 @@ import pytest
 
 from tests.conftest import Repo, run_cli
 from tests.gates.test_index import IDX, findings, index, row, rules
+from tests.test_workflows import hooked_env
 
-DRIVER = f"{shlex.quote(sys.executable)} -m tools index merge-driver %O %A %B"
+TOOLS_EXE = str(Path(sys.executable).parent / "tools")
+LEGACY = "tools index merge-driver %O %A %B"  # what earlier versions registered
+
+
+def without_venv() -> dict[str, str]:
+    """A shell's environment where this test run's virtual environment is not on PATH."""
+    env = hooked_env()
+    here = Path(sys.executable).parent
+    env["PATH"] = os.pathsep.join(p for p in env["PATH"].split(os.pathsep) if p and Path(p) != here)
+    env.pop("VIRTUAL_ENV", None)
+    return env
+
+
+def git_as_user(repo: Repo, *args: str, input: str | None = None) -> subprocess.CompletedProcess:
+    """A real git command, hooks included, without the virtual environment on PATH."""
+    return subprocess.run(
+        ["git", *args], cwd=repo.path, env=without_venv(), capture_output=True, timeout=300,
+        input=input.encode() if input is not None else None,
+    )  # fmt: skip
+
+
+def said(proc: subprocess.CompletedProcess) -> str:
+    return (proc.stdout + proc.stderr).decode("utf-8", "replace")
 
 
 def two_branches(repo: Repo, ours: list[str], theirs: list[str], *, attrs: str) -> None:
@@ -26,14 +54,82 @@ def two_branches(repo: Repo, ours: list[str], theirs: list[str], *, attrs: str) 
 
 
 def use_driver(repo: Repo) -> None:
-    """What `tools init` registers, pointed at this interpreter (PATH-independent)."""
+    """What `tools init` registers: the absolute `tools` of this run (PATH-independent)."""
     run = repo.tools("init")
     assert run.exit_code == 0, run.stdout + run.stderr
     assert f"{IDX} merge=agent-index" in (repo.path / ".gitattributes").read_text()
-    assert repo.git("config", "merge.agent-index.driver").strip() == (
-        "tools index merge-driver %O %A %B"
+    driver = repo.git("config", "merge.agent-index.driver").strip()
+    assert f"then {TOOLS_EXE} index merge-driver %O %A %B;" in driver
+
+
+def test_the_registered_driver_merges_without_the_venv_on_path(repo: Repo) -> None:
+    use_driver(repo)
+    attrs = (repo.path / ".gitattributes").read_text()
+    two_branches(repo, [row(3)], [row(4)], attrs=attrs)
+    proc = git_as_user(repo, "merge", "-q", "--no-verify", "--no-edit", "side")
+    assert proc.returncode == 0, said(proc)
+    assert repo.read(IDX).decode() == index(*(row(n) for n in (1, 2, 3, 4)))
+
+
+def test_a_driver_that_cannot_run_leaves_gits_own_conflict(repo: Repo, tmp_path: Path) -> None:
+    use_driver(repo)
+    driver = repo.git("config", "merge.agent-index.driver").strip()
+    repo.git(
+        "config", "merge.agent-index.driver", driver.replace(TOOLS_EXE, str(tmp_path / "gone"))
     )
-    repo.git("config", "merge.agent-index.driver", DRIVER)
+    attrs = (repo.path / ".gitattributes").read_text()
+    two_branches(repo, [row(3)], [row(4)], attrs=attrs)
+    proc = git_as_user(repo, "merge", "--no-verify", "--no-edit", "side")
+    assert proc.returncode != 0 and "CONFLICT" in said(proc)
+    assert "is gone or failed" in said(proc)
+    text = repo.read(IDX).decode()
+    # Both sides' rows, between git's conflict markers: nothing resolved silently.
+    assert "<<<<<<< ours\n" + row(3) + "=======\n" + row(4) + ">>>>>>> theirs\n" in text
+    assert repo.git("diff", "--name-only", "--diff-filter=U").split() == [IDX]
+    # Added as it is, the markers are refused by the pre-commit hook.
+    repo.git("add", "-A")
+    refused = git_as_user(repo, "commit", "--no-edit")
+    assert refused.returncode != 0 and "conflict-marker" in said(refused), said(refused)
+
+
+def test_a_merge_concluded_without_their_row_is_refused_at_commit(repo: Repo) -> None:
+    use_driver(repo)
+    # A driver that resolves by leaving our side only (an earlier version's bare `tools`,
+    # run without the virtual environment on PATH): git reports a conflict, with no markers.
+    repo.git("config", "merge.agent-index.driver", LEGACY)
+    attrs = (repo.path / ".gitattributes").read_text()
+    two_branches(repo, [row(3)], [row(4)], attrs=attrs)
+    proc = git_as_user(repo, "merge", "--no-verify", "--no-edit", "side")
+    assert proc.returncode != 0
+    assert repo.read(IDX).decode() == index(row(1), row(2), row(3))
+    repo.git("add", "-A")
+    refused = git_as_user(repo, "commit", "--no-edit")
+    assert refused.returncode != 0, said(refused)
+    assert "merge-lost-row" in said(refused) and "#4" in said(refused), said(refused)
+    assert (repo.path / ".git" / "MERGE_HEAD").exists()  # still to conclude
+    # Both rows kept, the merge is concluded through the same hooks.
+    repo.write(IDX, index(*(row(n) for n in (1, 2, 3, 4))))
+    repo.git("add", "-A")
+    proc = git_as_user(repo, "commit", "--no-edit")
+    assert proc.returncode == 0, said(proc)
+    assert len(repo.git("log", "-1", "--format=%P").split()) == 2
+
+
+def test_the_index_check_of_a_staged_merge_keeps_their_rows(repo: Repo) -> None:
+    use_driver(repo)
+    repo.git("config", "merge.agent-index.driver", LEGACY)
+    attrs = (repo.path / ".gitattributes").read_text()
+    two_branches(repo, [row(3)], [row(4), row(5)], attrs=attrs)
+    git_as_user(repo, "merge", "--no-verify", "--no-edit", "side")
+    repo.git("add", "-A")
+    run = repo.tools("--format", "json", "index", "check", "--staged")
+    assert run.exit_code == 1
+    lost = [f for f in findings(run) if f["rule"] == "merge-lost-row"]
+    assert [f["message"].split(" that parent ")[0] for f in lost] == [
+        "the merge lacks row #4",
+        "the merge lacks row #5",
+    ]
+    assert all(f["commit"] is None and f["path"] == IDX for f in lost)
 
 
 def test_driver_unions_appends_of_both_branches(repo: Repo) -> None:

@@ -38,6 +38,23 @@ class RangeSelection:
         self.commits: list[Commit] = commits if commits is not None else []  # oldest first
 
 
+def has_protocol(opts: Options) -> bool:
+    """Whether a protocol file judges what ``opts`` ask (``--require-protocol``, SPEC §9.3),
+    rather than the defaults alone: ``--config`` names one, or the tree the config is read
+    from holds ``.agents/protocol.yaml`` (a bare repository's HEAD, the working tree, and
+    under ``--config-from base`` the merge base's tree where the working tree has none)."""
+    if opts.config is not None:
+        return True
+    git = Git(opts.repo, bare_ok=True)
+    if git.bare:
+        head = git.resolve("HEAD")
+        return head is not None and git.blob_header(head, config_mod.DEFAULT_PATH) is not None
+    full = git.root / config_mod.DEFAULT_PATH
+    if full.exists() or full.is_symlink():
+        return True
+    return opts.config_from == "base" and Context(opts).config_source is not None
+
+
 class Context:
     """One invocation's repository, options and effective config.
 
@@ -67,11 +84,14 @@ class Context:
             )
         self.config_source: str | None
         self.config_data: dict[str, Any]
-        if opts.config_from == "base":
-            self.config_rev = self._config_base()
+        base_rev = self._config_base() if opts.config_from == "base" else None
+        if base_rev is not None and self.git.blob_header(base_rev, config_mod.DEFAULT_PATH):
+            self.config_rev = base_rev
             self.config_data, self.config_source = self._config_at(self.config_rev)
             # What git reads besides the config decides what is judged too (SPEC §10).
             self.git.use_attributes_from(self.config_rev)
+        # A base without a protocol: the range introduces it, and the head's config (and
+        # baselines) judge, as without --config-from base (SPEC §9.3).
         elif self.git.bare:
             self.config_data, self.config_source = self._bare_config()
         else:

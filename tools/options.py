@@ -24,6 +24,9 @@ class Options(NamedTuple):
     config_from: str = "head"
     fmt: str = "text"
     fail_on_skip: bool = False
+    # True: a tree without .agents/protocol.yaml fails the command (exit 1) instead of being
+    # judged by the defaults (CI, SPEC §9.3).
+    require_protocol: bool = False
     base: str | None = None
     head: str | None = None
     commit: str | None = None

@@ -6,10 +6,12 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
-from tests.conftest import Repo
+from tests.conftest import Repo, run_cli
 from tools.ledger import canonical_json, make_record
 
 CFG = ".agents/protocol.yaml"
@@ -217,3 +219,101 @@ def test_a_changed_config_in_the_range_is_validated_and_not_remembered(repo: Rep
     # ... and not written in the place of the head's fingerprint, which stays as it was.
     assert (cache.read_bytes(), cache.stat().st_ino, cache.stat().st_mtime_ns) == before
     assert _validator_loaded(repo, "config", "validate") == (0, False)
+
+
+# -- a base without a protocol: the range introduces it (SPEC §9.3) ----------------------------
+
+
+def adoption_pull_request(make_repo: Callable[..., Repo], tmp_path: Path) -> tuple[Repo, str]:
+    """A repository without a protocol whose `adopt` branch runs `tools init --adopt` (a
+    broken link recorded as debt) in a commit of the repository's own kind, checked out as
+    GitHub's workflow sees the pull request: a full clone, HEAD at the synthetic merge of the
+    branch into main. Returns (clone, branch tip)."""
+    origin = make_repo("origin")
+    origin.commit("Start the docs\n\nBody.\n", {"docs/a.md": "# A\n\n[x](gone.md)\n"})
+    origin.commit("Add f\n\nBecause.\n", {"f.txt": "f\n"})
+    origin.branch("adopt")
+    adopted = origin.tools("init", "--adopt")
+    assert adopted.exit_code == 0, adopted.stdout + adopted.stderr
+    tip = origin.commit("Adopt the gates\n\nThe protocol and today's debt.\n")
+    origin.checkout("main")
+    base = origin.commit("Main moves\n\nBody.\n", {"g.txt": "g\n"})
+    clone = origin.clone(tmp_path / "checkout")
+    clone.git("checkout", "-q", "--detach", "origin/main")
+    clone.git("merge", "-q", "--no-ff", "--no-verify", "-m", f"Merge {tip} into {base}", tip)
+    return clone, tip
+
+
+def documented_ci_commands() -> list[list[str]]:
+    """The `tools` commands of the adopters' workflow in docs/ci.md, as its steps run them."""
+    import yaml
+
+    from tests.test_integrations import docs_yaml, steps_of, tools_commands
+
+    found = []
+    for block in docs_yaml():
+        data = yaml.safe_load(block)
+        steps = data if isinstance(data, list) else steps_of(data) if "jobs" in data else []
+        for step, command in tools_commands(steps):
+            env = {f"${k}": v for k, v in step.get("env", {}).items()}
+            found.append([_github(word, env) for word in command])
+    assert len(found) >= 2  # the gate step and its SARIF twin
+    return found
+
+
+def _github(word: str, env: dict[str, str]) -> str:
+    for var, expr in env.items():
+        word = word.replace(var, expr)
+    return word
+
+
+def test_the_adoption_pull_request_passes_the_documented_ci(
+    make_repo: Callable[..., Repo], tmp_path: Path
+) -> None:
+    clone, tip = adoption_pull_request(make_repo, tmp_path)
+    github = {"${{ github.base_ref }}": "main", "${{ github.event.pull_request.head.sha }}": tip}
+    for command in documented_ci_commands():
+        args = [_github(word, github) for word in command]
+        assert "--config-from" in args and "--require-protocol" in args
+        run = run_cli(args, cwd=clone.path)
+        assert run.exit_code == 0, (args, run.stdout, run.stderr)
+        assert "::error" not in run.stdout
+    # What the reviewer reads: the protocol and the debt it introduces, as warnings.
+    run = run_cli(
+        ["preflight", "--config-from", "base", "--base", "origin/main", "--head", tip,
+         "--format", "json"],
+        cwd=clone.path,
+    )  # fmt: skip
+    assert run.exit_code == 0, run.stdout
+    protocol = next(g for g in run.json()["gates"] if g["gate"] == "protocol")
+    found = [(f["rule"], f["severity"]) for f in protocol["findings"]]
+    assert found == [("protocol-introduced", "warning"), ("baseline-introduced", "warning")]
+    introduced, debt = (f["message"] for f in protocol["findings"])
+    assert introduced.startswith(f"the range introduces {CFG} (the merge base has none): it sets ")
+    assert "trailers.marker" in introduced and "preflight.gates" in introduced
+    assert "with 1 entry (links/link-broken 1)" in debt
+    links = next(g for g in run.json()["gates"] if g["gate"] == "links")
+    assert [(f["severity"], f["baseline_state"]) for f in links["findings"]] == [
+        ("warning", "unchanged")
+    ]
+
+
+def test_a_base_without_a_protocol_judges_by_the_heads(repo: Repo) -> None:
+    repo.commit("Start\n\nBody.\n", {IDX: HEADER + ROWS})
+    repo.branch("pr")
+    repo.commit("Adopt\n\nBody.\n", {CFG: "base: main\npreflight:\n  gates: [index]\n"})
+    run = preflight(repo, "--config-from", "base")
+    assert run.exit_code == 0, run.stdout
+    # Only the head's gate ran (the defaults would run every gate), and the range adopts it.
+    assert [g["gate"] for g in run.json()["gates"]] == ["index", "protocol"]
+    assert gate_rules(run)["protocol"] == ["protocol-introduced"]
+    message = run.json()["gates"][-1]["findings"][0]["message"]
+    assert message.endswith("it sets base, preflight.gates; it judges this range and what follows")
+    # With a base that has a protocol, the base's still judges (SPEC §10).
+    repo.checkout("main")
+    repo.commit("Adopt on main\n\nBody.\n", {CFG: CONFIG})
+    repo.checkout("pr")
+    repo.git("merge", "-q", "--no-edit", "-X", "theirs", "main")
+    repo.commit("Narrow\n\nBody.\n", {CFG: "base: main\npreflight:\n  gates: [now]\n"})
+    narrowed = preflight(repo, "--config-from", "base")
+    assert "index" in gate_rules(narrowed) and "protocol-introduced" not in narrowed.stdout

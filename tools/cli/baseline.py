@@ -66,7 +66,8 @@ def selected_gates(ctx: Context, wanted: list[str] | None) -> list[str]:
 def write(opts: Options, wanted: list[str] | None, *, add: bool) -> BaselineWritten:
     """Rewrite the baseline: entries of the selected gates that match nothing any more go;
     with ``add``, today's findings not yet recorded come in (the only way it ever grows).
-    Returns what was done."""
+    Where no baseline exists yet it is created from today's findings: there is nothing to
+    shrink from (SPEC §3.3). Returns what was done."""
     from tools import findings_baseline as fb
     from tools.cli.results.baseline import BaselineWritten
     from tools.context import Context
@@ -84,15 +85,14 @@ def write(opts: Options, wanted: list[str] | None, *, add: bool) -> BaselineWrit
     refuse_links(path, ctx.root)  # neither read nor written through a link
     raw = file_reads.read_optional(path, fb.PATH, root=ctx.root)
     before = fb.parse(raw, fb.PATH) if raw is not None else None
-    if before is None and not add:
-        return BaselineWritten(fb.PATH, exists=False, written=False)
     now = current_entries(ctx, names)
     now_keys = {(e.gate, e.fingerprint) for e in now}
     old = before or []
     old_keys = {(e.gate, e.fingerprint) for e in old}
     kept = [e for e in old if e.gate not in names or (e.gate, e.fingerprint) in now_keys]
     removed = [e for e in old if e not in kept]
-    added = [e for e in now if (e.gate, e.fingerprint) not in old_keys] if add else []
+    grows = add or before is None
+    added = [e for e in now if (e.gate, e.fingerprint) not in old_keys] if grows else []
     entries = kept + added
     data = fb.render(entries)
     written = raw != data
@@ -129,7 +129,8 @@ AddOpt = Annotated[
 
 def baseline_write(opts: Options, gate: GateOpt = None, add: AddOpt = False) -> None:
     """Remove the entries that match no finding any more (only ever removes, unless --add
-    records today's new findings too; --add also creates a missing baseline)."""
+    records today's new findings too); where there is no baseline yet, create it from today's
+    findings."""
     show(write(opts, gate, add=add), opts)
 
 

@@ -73,6 +73,14 @@ ConfigFromOpt = Annotated[
     ),
 ]
 CONFIG_FROM = ("base", "head")
+RequireProtocolOpt = Annotated[
+    bool,
+    typer.Option(
+        "--require-protocol",
+        help="A tree without .agents/protocol.yaml fails (exit 1) instead of being judged by "
+        "the defaults (for CI).",
+    ),
+]
 # The functional Enum API with computed members, which mypy cannot follow.
 Fmt = enum.Enum("Fmt", {f: f for f in FORMATS}, type=str)  # type: ignore[misc]
 FormatOpt = Annotated[
@@ -238,6 +246,7 @@ def _injected(*, check: bool, staged: bool, range_: bool, commit: bool) -> list[
         _param("config", ConfigOpt),
         _param("config_from", ConfigFromOpt),
         _param("fmt", FormatOpt),
+        _param("require_protocol", RequireProtocolOpt, False),
     ]
     if check:
         extra.append(_param("fail_on_skip", _FAIL_ON_SKIP, False))
@@ -266,6 +275,7 @@ def _options(given: dict[str, Any], glob: dict[str, Any], *, range_: bool, fmt: 
         config_from=given.get("config_from") or glob.get("config_from") or "head",
         fmt=fmt,
         fail_on_skip=bool(given.get("fail_on_skip")),
+        require_protocol=bool(given.get("require_protocol") or glob.get("require_protocol")),
         base=given.get("base"),
         head=given.get("head"),
         commit=given.get("commit"),
@@ -332,6 +342,8 @@ def command(
                         f"--config-from {opts.config_from!r} (or TOOLS_CONFIG_FROM)",
                         expected="base or head",
                     )
+                if opts.require_protocol:
+                    _require_protocol(opts)
                 return fn(opts, **kwargs)
             except UsageError as exc:
                 raise fail_usage(exc.render()) from None
@@ -344,6 +356,19 @@ def command(
         return cast(F, wrapper)
 
     return deco
+
+
+def _require_protocol(opts: Options) -> None:
+    """``--require-protocol``: exit 1, in one line, on a tree without a protocol file."""
+    from tools.config import DEFAULT_PATH
+    from tools.context import has_protocol
+
+    if not has_protocol(opts):
+        emit(
+            f"tools: no protocol in this tree ({DEFAULT_PATH}): --require-protocol fails\n",
+            err=True,
+        )
+        raise typer.Exit(EXIT_FAIL)
 
 
 def color_wanted(stream: Any = None) -> bool:

@@ -117,9 +117,13 @@ def _write_absent(path: Path, text: str) -> str:
 
 
 def _register_driver(git: Git, *, force: bool) -> str:
+    from tools import hooks
+
+    driver = f"merge.{INDEX_DRIVER}.driver"
     want = {
         f"merge.{INDEX_DRIVER}.name": "tools: ordered union of the append-only issue index",
-        f"merge.{INDEX_DRIVER}.driver": "tools index merge-driver %O %A %B",
+        # The absolute `tools` that installs it, failing closed (SPEC §9.3).
+        driver: hooks.driver_command(hooks.tools_command()),
     }
     verbs = []
     for key, value in want.items():
@@ -127,6 +131,9 @@ def _register_driver(git: Git, *, force: bool) -> str:
         have = out.decode().strip() if status == 0 else None
         if have == value:
             verbs.append("unchanged")
+        elif have is not None and key == driver and hooks.is_our_driver(have):
+            git.run("config", "--local", key, value)  # ours, of any version or install
+            verbs.append("wrote")
         elif have is not None and not force:
             verbs.append("kept (differs; --force to overwrite)")
         else:

@@ -73,6 +73,9 @@ def hooks_run(opts: Options, hook: HookArg, args: ArgsArg = None) -> None:
     if hook not in hooks.HOOKS:
         raise UsageError(f"unknown hook {hook!r}", expected="one of " + ", ".join(hooks.HOOKS))
     git = Git(opts.repo)
+    if hooks.reentered(git, hook, os.environ):
+        emit(hooks.reentry_line(hook))
+        raise typer.Exit(0)
     stdin = _stdin_bytes() if hook == "pre-push" else b""
     status = hooks.run_local(git, hook, args, stdin)
     if status != 0:
@@ -82,17 +85,24 @@ def hooks_run(opts: Options, hook: HookArg, args: ArgsArg = None) -> None:
     if blocked is not None:
         _show(Report([blocked]), started, what=_what(hook))
         raise typer.Exit(1)
+    if hook == "commit-msg" and len(args) != 1:
+        raise UsageError("the commit-msg hook takes one argument: the message file")
+    if hook != "pre-push" and opts.config is None and not hooks.staged_has_protocol(git):
+        emit(hooks.NO_PROTOCOL)
+        raise typer.Exit(0)
     if hook == "pre-commit":
         report = hooks.judge(opts._replace(staged=True), hooks.CONTENT_GATES)
     elif hook == "commit-msg":
-        if len(args) != 1:
-            raise UsageError("the commit-msg hook takes one argument: the message file")
         opts = opts._replace(
             message_file=args[0], range_paths=False, message_only=True, filled=True
         )
         report = hooks.judge(opts, hooks.MESSAGE_GATES)
     else:
-        report = _pre_push(git, opts, stdin)
+        judged = _pre_push(git, opts, stdin)
+        if judged is None:
+            emit(hooks.NO_PROTOCOL)
+            raise typer.Exit(0)
+        report = judged
     _show(report, started, what=_what(hook))
     raise typer.Exit(report.exit_code())
 
@@ -101,18 +111,27 @@ def _what(hook: str) -> str:
     return {"pre-commit": "commit", "commit-msg": "commit", "pre-push": "push"}[hook]
 
 
-def _pre_push(git: Git, opts: Options, stdin: bytes) -> Report:
+def _pre_push(git: Git, opts: Options, stdin: bytes) -> Report | None:
+    """The report over every pushed ref; None when no pushed ref holds a protocol (each one
+    deleted, or made before adoption), so nothing was judged."""
     from tools import hooks
 
     results: list[GateResult] = []
+    unjudged = judged = 0
     for ref in hooks.parse_push_lines(stdin) or hooks.pre_commit_framework_ref(os.environ):
         ref_opts = hooks.push_options(git, opts, ref)
         if ref_opts is None:
             continue  # a deleted ref: nothing to judge
+        if opts.config is None and not hooks.commit_has_protocol(git, ref.local_sha):
+            unjudged += 1  # a branch made before adoption: no protocol judges it
+            continue
+        judged += 1
         report = hooks.judge(ref_opts, hooks.PUSH_GATES)
         for result in report.gates:
             result.stats["ref"] = ref.local_ref
         results.extend(report.gates)
+    if unjudged and not judged:
+        return None
     return Report(results)
 
 

@@ -23,6 +23,7 @@ from tools.cli.common import (
     ConfigOpt,
     FormatOpt,
     RepoOpt,
+    RequireProtocolOpt,
     emit,
     new_app,
 )
@@ -66,12 +67,19 @@ def _globals(
     config: ConfigOpt = None,
     config_from: ConfigFromOpt = None,
     fmt: FormatOpt = None,
+    require_protocol: RequireProtocolOpt = False,
     version: bool = typer.Option(
         False, "--version", callback=_version, is_eager=True, help="Print the version."
     ),
 ) -> None:
     """Global options; each is also accepted after the subcommand."""
-    ctx.obj = {"repo": repo, "config": config, "config_from": config_from, "fmt": fmt}
+    ctx.obj = {
+        "repo": repo,
+        "config": config,
+        "config_from": config_from,
+        "fmt": fmt,
+        "require_protocol": require_protocol,
+    }
 
 
 def command_word(args: Sequence[str]) -> str | None:

@@ -69,7 +69,7 @@ ROW_INSERTED = Rule(
 MERGE_LOST_ROW = Rule(
     "merge-lost-row",
     "error",
-    "a merge commit lacks or changed a row one parent had",
+    "a merge (committed, or being concluded) lacks or changed a row one parent had",
     example="the merge lacks row #5 that parent d943333d2336 had (line 9 there)",
     fix=(
         "Redo the merge so that it keeps every row of both parents: register the "
@@ -429,9 +429,15 @@ def _inserted(parent: Table, child: Table) -> list[tuple[Row, Row]]:
 
 
 def _merge(
-    result: GateResult, path: str, parent: Snapshot, child: Snapshot, merge: str, parent_sha: str
+    result: GateResult,
+    path: str,
+    parent: Snapshot,
+    child: Snapshot,
+    merge: str | None,
+    parent_sha: str,
 ) -> None:
-    """merge-lost-row: every row of ``parent`` is in the merge, unchanged."""
+    """merge-lost-row: every row of ``parent`` is in the merge (None: the merge being
+    concluded), unchanged."""
     if not parent.exists or child.raw == parent.raw:
         return
     short = parent_sha[:12]
@@ -515,6 +521,9 @@ def _staged(ctx: Context, result: GateResult, path: str) -> GateResult:
     _base_free(result, path, child)
     _against_base(result, path, parent, child, "HEAD")
     _ordinary(result, path, parent, child, None, "the staged change")
+    theirs = ctx.git.resolve("MERGE_HEAD") if ctx.git.in_merge() else None
+    if theirs is not None:  # a merge being concluded keeps every row of the merged side too
+        _merge(result, path, Snapshot(ctx.git.blob(theirs, path)), child, None, theirs)
     return result
 
 

@@ -5,6 +5,10 @@ In every range run, whichever tree the config is read from (``--config-from``), 
 (``protocol-changed``, a warning: a reviewer sees it), and a ratchet baseline bucket that grows
 is ``baseline-raised`` (an error: baselines only ever go down, §4.5), as is an entry added
 to the findings baseline (§3.3).
+
+A range whose merge base has no protocol introduces it (adoption, SPEC §9.3): one
+``protocol-introduced`` warning names the keys it sets, and a findings baseline the range
+adds is ``baseline-introduced`` (a warning: debt recorded where there was none to shrink).
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from tools.report import GateResult, Rule, declare
 
 if TYPE_CHECKING:
     from tools.context import Context
+    from tools.findings_baseline import Entry
 
 NAME = "protocol"
 PROTOCOL_CHANGED = Rule(
@@ -55,7 +60,38 @@ BASELINE_RAISED = Rule(
     ),
 )
 
-RULES = declare(NAME, [PROTOCOL_CHANGED, BASELINE_RAISED])
+PROTOCOL_INTRODUCED = Rule(
+    "protocol-introduced",
+    "warning",
+    "the range introduces the protocol: its merge base has no config",
+    example=(
+        "the range introduces .agents/protocol.yaml (the merge base has none): it sets "
+        "base, trailers.marker, trailers.required; it judges this range and what follows"
+    ),
+    fix=(
+        "Nothing to fix when the adoption is meant (a warning): a reviewer reads the keys it "
+        "sets. Where the merge base has no protocol, the head's config judges the range even "
+        "under `--config-from base` (there are no earlier rules to keep); CI that must never "
+        "judge a tree without one runs with `--require-protocol`."
+    ),
+)
+
+BASELINE_INTRODUCED = Rule(
+    "baseline-introduced",
+    "warning",
+    "the range adds the findings baseline: the merge base has none",
+    example=(
+        "the range introduces .agents/baselines/findings.json with 2 entries (links/"
+        "link-broken 2): recorded as debt, shown on every run"
+    ),
+    fix=(
+        "Nothing to fix when the debt is meant (a warning): `tools baseline write` "
+        "creates the baseline from today's findings where none exists, and `tools init "
+        "--adopt` writes it. A reviewer reads the entries; from then on they only go down."
+    ),
+)
+
+RULES = declare(NAME, [PROTOCOL_CHANGED, PROTOCOL_INTRODUCED, BASELINE_RAISED, BASELINE_INTRODUCED])
 
 _VALUE_MAX = 80  # characters of a value quoted in a message
 _MISSING = object()
@@ -123,8 +159,12 @@ def run(ctx: Context) -> GateResult | None:
                 path=path,
             )
         else:
-            for key, old, new in changed_keys(base_cfg, head_cfg):
-                result.add(PROTOCOL_CHANGED.id, f"{key}: {_show(old)} → {_show(new)}", path=path)
+            if base_raw is None and head_raw is not None:
+                _introduced(ctx, result, path, head_raw)
+            else:
+                for key, old, new in changed_keys(base_cfg, head_cfg):
+                    message = f"{key}: {_show(old)} → {_show(new)}"
+                    result.add(PROTOCOL_CHANGED.id, message, path=path)
     else:
         head_cfg = base_cfg
     head_paths = _baselines(head_cfg) if head_cfg is not None else {}
@@ -132,6 +172,28 @@ def run(ctx: Context) -> GateResult | None:
         _raised(ctx, result, name, base_path, head_paths.get(name, base_path))
     _findings_raised(ctx, result)
     return result if result.findings else None
+
+
+def set_keys(data: Any, depth: int = 2, path: tuple[Any, ...] = ()) -> list[str]:
+    """The key paths a config file sets, down to ``depth`` levels (``trailers.required``)."""
+    if not isinstance(data, dict) or len(path) == depth:
+        return [key_path(path)] if path else []
+    out: list[str] = []
+    for key, value in data.items():
+        out += set_keys(value, depth, path + (key,))
+    return out
+
+
+def _introduced(ctx: Context, result: GateResult, path: str, head_raw: bytes) -> None:
+    """protocol-introduced: the head's config, where the merge base has none, and its keys."""
+    keys = set_keys(config_mod.load_bytes(head_raw, display=path))
+    sets = f"it sets {', '.join(keys)}" if keys else "it sets no key (the defaults judge)"
+    result.add(
+        PROTOCOL_INTRODUCED.id,
+        f"the range introduces {path} (the merge base has none): {sets}; it judges this "
+        "range and what follows",
+        path=path,
+    )
 
 
 def _head_is_link(ctx: Context, path: str) -> bool:
@@ -183,6 +245,9 @@ def _findings_raised(ctx: Context, result: GateResult) -> None:
     assert sel.merge_base is not None
     base_raw = ctx.git.blob(sel.merge_base, fb.PATH)
     head_raw = read_now(ctx, fb.PATH)
+    if base_raw is None and head_raw is not None:
+        _baseline_introduced(result, fb.parse(head_raw, fb.PATH))
+        return
     if base_raw is None or head_raw is None or base_raw == head_raw:
         return
     before = {
@@ -198,3 +263,21 @@ def _findings_raised(ctx: Context, result: GateResult) -> None:
             "recorded)",
             path=fb.PATH,
         )
+
+
+def _baseline_introduced(result: GateResult, entries: list[Entry]) -> None:
+    """baseline-introduced: a findings baseline where the merge base has none (SPEC §3.3):
+    debt recorded from today's findings, not raised."""
+    from tools import findings_baseline as fb
+
+    counts: dict[str, int] = {}
+    for e in entries:
+        counts[f"{e.gate}/{e.rule}"] = counts.get(f"{e.gate}/{e.rule}", 0) + 1
+    listed = ", ".join(f"{rule} {n}" for rule, n in sorted(counts.items()))
+    n = len(entries)
+    result.add(
+        BASELINE_INTRODUCED.id,
+        f"the range introduces {fb.PATH} with {n} entr{'y' if n == 1 else 'ies'}"
+        f"{f' ({listed})' if listed else ''}: recorded as debt, shown on every run",
+        path=fb.PATH,
+    )
