@@ -59,7 +59,9 @@ linked from each section.
   its description says. **required**: an entry of that list or mapping must give the key.
 - `path`: relative to the repository root, staying inside it (no leading `/`, no `..` out).
   `glob`: git wildmatch on repo-relative paths (`**` crosses folders; `!glob` re-excludes).
-  `regex`: a Python regular expression (`re` syntax), checked when the config is loaded.
+  `regex`: an RE2 regular expression, compiled when the config is loaded (linear-time
+  matching; no backreferences or lookaround:
+  [configuration.md](configuration.md#regular-expressions)).
   `<name>` in a key path stands for a name you choose.
 """
 

@@ -39,8 +39,14 @@ _INDEX_HEAD = "# Index\n\n| Issue | Row | Title | Kind |\n|---|---|---|---|\n"
 
 def forget() -> None:
     """Clear the parsers' memo caches, so that a repeated run measures the parse itself."""
+    from tools import bounded
+    from tools.gates import docs
+
     trailer_block.find_block.cache_clear()
     trailers_gate.assisted_by_parts.cache_clear()
+    trailers_gate._identity_phrases.cache_clear()
+    bounded._compiled.cache_clear()  # config patterns: each run compiles them again
+    docs._link_target.cache_clear()
     markdown.forget()
 
 
@@ -102,16 +108,16 @@ def _judge_assisted(value: str) -> None:
 def _judge_c_source(text: str) -> None:
     """A C/C++ file counted by a pattern ratchet with ``outside_guards`` (strip, match,
     track the conditionals), exactly as the engine counts a file's bytes."""
-    import re
-
+    from tools.bounded import config_pattern
     from tools.ratchets.guards import GuardSet
     from tools.ratchets.literals import required
     from tools.ratchets.pattern import Bucket, Detector
 
-    guards = GuardSet([re.compile(r"VT_\w+")])
+    guards = GuardSet([config_pattern(r"VT_\w+", "g")])
+    vt = config_pattern(r"\bVT_\w", "vt")
     buckets = [
-        Bucket("vt", r"\bVT_\w", re.compile(r"\bVT_\w"), required(r"\bVT_\w"), guards=guards),
-        Bucket("any", r"x", re.compile(r"x"), required(r"x"), guards=guards),
+        Bucket("vt", r"\bVT_\w", vt, required(r"\bVT_\w"), guards=guards),
+        Bucket("any", r"x", config_pattern("x", "any"), required(r"x"), guards=guards),
     ]
     Detector(buckets, None, "c").scan(text.encode("utf-8", "surrogateescape"))
 
@@ -268,6 +274,7 @@ def cases() -> list[Case]:
         Case("preprocessor", "splices", _judge_c_source, "#if VT_A && \\\n" * deep + "1\nx\n"),
         Case("preprocessor", "defined", _judge_c_source, "#if " + "defined(" * deep + "\nx\n"),
     ]
+    out += rule_cases()  # config patterns, ai-authorship, sections, tables
     out.append(
         Case(
             "trailer lines",
@@ -353,4 +360,225 @@ def refusals() -> list[Case]:
         out.append(
             Case("JSON", f"grid-tie evidence, {DEEP:,} levels", _refused(_evidence), evidence)
         )
+    return out
+
+
+# -- rules that must stay linear: config patterns, ai-authorship, sections, tables -----------
+# SPEC §10: patterns from a pull request run in linear time (RE2), and every rule's own
+# algorithm is linear in its input: 12,000 Assisted-by against 12,000 Co-authored-by lines, a
+# spec of 260,000 headings and a table of 100,000 rows, each about 1 MiB.
+def _trailers_with(**changes: Any) -> Any:
+    return _TRAILERS_CFG._replace(**changes)
+
+
+def _judge_trailers_cfg(cfg: Any) -> Callable[[str], None]:
+    def judge(text: str) -> None:
+        trailers_gate.judge(text, cfg, lambda *a: None)
+
+    return judge
+
+
+def _judge_subject_pattern(pattern: str) -> Callable[[str], None]:
+    def judge(text: str) -> None:
+        from tools.gates import style
+
+        style.judge(text, _STYLE_CFG._replace(subject_pattern=pattern), MARKER, lambda *a: None)
+
+    return judge
+
+
+def _detector(buckets: dict[str, str], marker: str | None, guards: str | None = None) -> Any:
+    """A pattern ratchet as the engine builds it from its config (RE2, the prefilter)."""
+    from tools.bounded import config_pattern
+    from tools.ratchets.guards import GuardSet
+    from tools.ratchets.literals import required
+    from tools.ratchets.pattern import Bucket, Detector, Marker
+
+    guard = None if guards is None else GuardSet([config_pattern(guards, "outside_guards")])
+    made = [
+        Bucket(name, p, config_pattern(p, name), required(p), guards=guard)
+        for name, p in buckets.items()
+    ]
+    mark = None if marker is None else Marker(marker, config_pattern(marker, "m"), required(marker))
+    return Detector(made, mark, "c" if guards is not None else None)
+
+
+def _judge_ratchet(
+    buckets: dict[str, str], marker: str | None = None, guards: str | None = None
+) -> Callable[[str], None]:
+    def judge(text: str) -> None:
+        _detector(buckets, marker, guards).scan(text.encode("utf-8", "surrogateescape"))
+
+    return judge
+
+
+def _judge_added_line(pattern: str) -> Callable[[str], None]:
+    """``docs.rules[].when_added_line`` against an added line, as the docs gate matches it."""
+
+    def judge(line: str) -> None:
+        from tools.config_model import CheckpointRule
+        from tools.gates import docs
+
+        cfg = CheckpointRule("r", ("src/**",), ("docs/**",), None, pattern, False, None)
+        rule = docs._DocsRule.of(cfg, (), "docs.rules[0]")
+        docs._added_matches(rule, [line.encode("utf-8", "surrogateescape")])
+
+    return judge
+
+
+_STATES = ("t", "d")
+
+
+def _judge_matrix(spec_link: str) -> Callable[[str], None]:
+    """A matrix file of ``docs.spec_now`` in which every row appears with a state: its rows'
+    moves, and the spec each moved row links (``spec_link``), as the docs gate reads them."""
+
+    def judge(text: str) -> None:
+        from tools.bounded import config_pattern
+        from tools.config_model import StatusMatrix
+        from tools.gates import docs
+
+        entry = StatusMatrix("docs/m.md", spec_link, _STATES, 1, None)
+        link = config_pattern(spec_link, "docs.spec_now[0].spec_link")
+        for move in docs.row_moves(None, text, docs.RowSpec(frozenset(_STATES))):
+            docs._spec_target(entry, move.row, link)
+
+    return judge
+
+
+def _judge_spec(text: str) -> None:
+    """A spec as the spec gate reads it (its sections, `Owed` citations, evidence blocks)
+    and as the docs gate asks whether its `Now` is filled (one parse, shared)."""
+    from tools.gates import docs
+    from tools.gates import spec as spec_gate
+    from tools.report import GateResult
+
+    spec_gate._judge_spec(GateResult("spec"), "specs/s.md", markdown.split_lines(text), [])
+    docs.now_is_filled(text)
+
+
+def _judge_anchors(text: str) -> None:
+    """A document's anchors as the links gate reads them (every heading's, de-duplicated)."""
+    markdown.parse(text).anchors()
+
+
+def _message_of(trailers: str) -> str:
+    return f"Subject\n\nBody.\n\n{MARKER}\n\n" + trailers
+
+
+def rule_cases() -> list[Case]:
+    """The inputs of the rules SPEC §10 requires linear, each about 1 MiB."""
+    import random
+
+    n = 12_000
+    names = "".join(f"Assisted-by: i{i}:m{i} [t{i}]\n" for i in range(n))
+    people = "".join(f"Co-authored-by: Person {i} <p{i}@x.org>\n" for i in range(n))
+    shared = "".join(f"Assisted-by: q:m [a a a a a a a a c{i}]\n" for i in range(n))
+    echoes = "Co-authored-by: a a a a a a a a a a a a a\n" * n
+    required = {f"K{i}": ["v"] for i in range(20_000)}
+    strays = "".join(f"K{i}: v\n\n" for i in range(20_000))
+    flags = "Following-Agents-Protocol: true\nAI-Assisted: true\n"
+    noise = "".join(random.Random(1).choices("ab", k=MIB))
+    link = r"\]\((?P<spec>[^)\s]+)\)"
+    out = [
+        # a backtracking bomb in each kind of config pattern, against the text that sets it off
+        Case(
+            "config patterns",
+            "assisted_by_format (a|aa)+$",
+            _judge_trailers_cfg(_trailers_with(assisted_by_format="(a|aa)+$")),
+            _message_of(flags + "Assisted-by: " + "a" * MIB + "b\n"),
+        ),
+        Case(
+            "config patterns",
+            r"subject_pattern ^(\w+\s?)*$",
+            _judge_subject_pattern(r"^(\w+\s?)*$"),
+            "word " * (MIB // 5) + "!\n\nBody.\n",
+        ),
+        Case(
+            "config patterns",
+            "bucket (x+x+)+y, marker (x|xx)+z",
+            _judge_ratchet({"b": "(x+x+)+y"}, "(?P<tag>(x|xx)+)z"),
+            "zy" + "x" * MIB + "\n",
+        ),
+        Case(
+            "config patterns",
+            r"outside_guards (X+X+)+Y",
+            _judge_ratchet({"b": "x"}, None, "(X+X+)+Y"),
+            "#ifdef " + "X" * MIB + "\nx\n#endif\n",
+        ),
+        Case(
+            "config patterns",
+            "when_added_line (x+x+)+y",
+            _judge_added_line("(x+x+)+y"),
+            "x" * MIB,
+        ),
+        Case(
+            "config patterns",
+            r"spec_link \]\((?P<spec>(a|aa)+)\)",
+            _judge_matrix(r"\]\((?P<spec>(a|aa)+)\)"),
+            "| k | s |\n|---|---|\n| r | `d` ](" + "a" * MIB + " |\n",
+        ),
+        Case(
+            "config patterns",
+            "the densest program allowed",
+            _judge_ratchet({"b": "[ab]*a[ab]{193}x"}),
+            "x" + noise + "\n",
+        ),
+        # ai-authorship: every author line against every Assisted-by name
+        Case(
+            "ai-authorship",
+            "12,000 names x 12,000 authors",
+            _judge_message,
+            _message_of(flags + names + people),
+        ),
+        Case("ai-authorship", "shared words", _judge_message, _message_of(flags + shared + echoes)),
+        Case(
+            "ai-authorship",
+            "one long author",
+            _judge_message,
+            _message_of(flags + shared + "Signed-off-by: " + "a " * (MIB // 4) + "\n"),
+        ),
+        Case(
+            "ai-authorship",
+            "20,000 missing keys written above (0.2 MiB)",
+            _judge_trailers_cfg(_trailers_with(required=required)),
+            _message_of(strays + flags + "Assisted-by: a:b [t]\n"),
+        ),
+        # sections of a spec
+        Case("sections", "260,000 headings", _judge_spec, "# a\n" * 260_000),
+        Case("sections", "one heading over all", _judge_spec, "# a\n" + "## b\n" * 200_000),
+        Case(
+            "sections",
+            "levels down",
+            _judge_spec,
+            "".join(f"{'#' * k} a\n" for k in range(6, 0, -1)) * 25_000,
+        ),
+        Case(
+            "sections",
+            "levels up",
+            _judge_spec,
+            "".join(f"{'#' * k} a\n" for k in range(1, 7)) * 25_000,
+        ),
+        Case("sections", "Now sections", _judge_spec, "## Now\n### Now\n" * 70_000),
+        Case("sections", "260,000 anchors alike", _judge_anchors, "# a\n" * 260_000),
+        Case(
+            "sections",
+            "anchors of numbered names",
+            _judge_anchors,
+            "".join(f"# a-{i}\n# a\n" for i in range(50_000)) + "# a\n" * 100_000,
+        ),
+        # a table of 100,000 rows (docs.spec_now), with and without spec links
+        Case(
+            "tables",
+            "100,000 rows (0.8 MiB)",
+            _judge_matrix(link),
+            "|k|s|\n|-|-|\n" + "|r|`d`|\n" * 100_000,
+        ),
+        Case(
+            "tables",
+            "100,000 rows linking one spec",
+            _judge_matrix(link),
+            "s|\n-|\n" + "`d`[](s)|\n" * 100_000,  # a row needs no leading pipe
+        ),
+    ]
     return out

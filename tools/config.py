@@ -12,7 +12,6 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
-import re
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
@@ -45,10 +44,17 @@ __all__ = [
 DEFAULT_PATH = ".agents/protocol.yaml"
 # Mappings that a user's value replaces whole instead of merging into.
 _REPLACE_WHOLE = {("trailers", "required"), ("ratchets",)}
-# Regex keys that must carry a named group, by key path pattern.
-_REQUIRED_GROUPS = {
-    ("ratchets", "*", "allow_marker"): "tag",
+# Every key that holds a regular expression, by key path pattern, with the named group it
+# must carry (None: none). Each is compiled by RE2 (tools.bounded.config_pattern).
+_PATTERNS: dict[tuple[str, ...], str | None] = {
+    ("trailers", "assisted_by_format"): None,
+    ("style", "subject_pattern"): None,
+    ("docs", "rules", "*", "when_added_line"): None,
     ("docs", "spec_now", "*", "spec_link"): "spec",
+    ("ratchets", "*", "buckets", "*"): None,  # a bucket given as its regex alone
+    ("ratchets", "*", "buckets", "*", "regex"): None,
+    ("ratchets", "*", "buckets", "*", "outside_guards", "*"): None,
+    ("ratchets", "*", "allow_marker"): "tag",
 }
 
 
@@ -75,13 +81,20 @@ def validate(data: Any, source: str) -> None:
     from tools.schema import validate_against  # jsonschema loads only when a file is validated
 
     validate_against(data, "protocol.schema.json", source)
-    _check_groups(data, source)
+    _check_patterns(data, source)
 
 
-def _check_groups(data: dict[str, Any], source: str) -> None:
-    for pattern, group in _REQUIRED_GROUPS.items():
-        for path, value in _walk(data, pattern):
-            if isinstance(value, str) and group not in re.compile(value).groupindex:
+def _check_patterns(data: dict[str, Any], source: str) -> None:
+    """Compile every regex of the config with RE2, as the gates will: a pattern RE2 cannot
+    express, or one lacking its named group, is exit 2 naming its key."""
+    from tools.bounded import config_pattern
+
+    for keys, group in _PATTERNS.items():
+        for path, value in _walk(data, keys):
+            if not isinstance(value, str):
+                continue
+            compiled = config_pattern(value, f"{source}: {key_path(path)}")
+            if group is not None and group not in compiled.groupindex:
                 raise UsageError(
                     "regex lacks its named group",
                     where=f"{source}: {key_path(path)}",

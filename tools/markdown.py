@@ -14,6 +14,7 @@ anchors); and the shapes the gates read (:class:`Document`).
 """
 
 import bisect
+import contextlib
 import gc
 import itertools
 import re
@@ -154,6 +155,7 @@ class Document:
         "_data",
         "_starts",
         "_blank",
+        "_sections",
     )
 
     def __init__(self, lines: list[str], data: bytes, starts: list[int]) -> None:
@@ -170,20 +172,27 @@ class Document:
         self._data = data  # the source, and where each of its lines starts
         self._starts = starts
         self._blank: list[tuple[int, int]] = []  # byte spans that are no prose
+        self._sections: list[Section] | None = None
 
     def sections(self) -> list[Section]:
-        return sections(self.lines, self.headings)
+        """:func:`sections` of the document, computed once (the spec and docs gates both
+        read them of one shared parse)."""
+        if self._sections is None:
+            self._sections = sections(self.lines, self.headings)
+        return list(self._sections)
 
     def anchors(self) -> list[Anchor]:
         """Every anchor GitHub makes, in line order: the headings' and the HTML elements'."""
         names = anchor_names(self.headings)
-        out = [
-            Anchor(h.line, name, h.text, "heading")
-            for h, name in zip(self.headings, names, strict=True)
-            if name
-        ]
-        out.extend(self.html_anchors)
-        out.sort(key=lambda a: a.line)
+        with uncollected():
+            out = [
+                Anchor(h.line, name, h.text, "heading")
+                for h, name in zip(self.headings, names, strict=True)
+                if name
+            ]
+        if self.html_anchors:
+            out.extend(self.html_anchors)
+            out.sort(key=lambda a: a.line)
         return out
 
     def anchor_set(self) -> set[str]:
@@ -322,15 +331,17 @@ class _Walk:
             self.depth -= 1
             self.in_item = bool(self.blocks) and self.blocks[-1] == "Item"
             return self._quiet()
+        if name == "Heading":  # the same for headings: a spec may hold 260,000 of them
+            self._heading(events, int(payload["level"][1:]), start, end)
+            self.depth -= 1
+            self.in_item = bool(self.blocks) and self.blocks[-1] == "Item"
+            return not self.in_item
         self.blocks.append(name)
         self.in_item = name == "Item"
         if name == "Paragraph":
             self.para_at, self.para_end, self.para_quote = start, end, self.quotes
         elif name == "Item":
             items.append([self.line(start), 0])
-        elif name == "Heading":
-            self.heading = [self.line(start), int(payload["level"][1:]), end, start]
-            self.collect = []
         elif name == "BlockQuote":
             self.quotes += 1
         elif name == "CodeBlock":
@@ -340,6 +351,44 @@ class _Walk:
             self.html_pieces = []
             self.doc._blank.append((start, end))
         return self._quiet()
+
+    def _heading(self, events: Iterator[tuple[Any, Any]], level: int, at: int, to: int) -> None:
+        """Read a heading's events, from the one after its start to its end. A heading holds
+        inline content only: its text is read here, any other event (inline markup, code,
+        HTML, breaks) by the walk's own handlers, which then find the heading open (most
+        headings have none: the walk's state is set for them only)."""
+        heading = [self.line(at), level, to, at]  # [line, level, first, last offset of text]
+        collect: list[str] = []
+        opened = False
+        for event, span in events:
+            if event.__class__ is dict:
+                kind, value = event.popitem()
+            else:
+                kind, value = event, None
+            if kind == "Text":
+                start, end = span["start"], span["end"]
+                if start < heading[2]:
+                    heading[2] = start
+                if end > heading[3]:
+                    heading[3] = end
+                if not self.image:  # an image's alt text is no text of the heading
+                    collect.append(value)
+                continue
+            if kind == "End" and value.__class__ is dict:
+                break  # the heading's own end: nothing inline ends with a payload
+            if not opened:
+                self.heading, self.collect, self.in_item, opened = heading, collect, False, True
+            if kind == "Start":
+                self._start(value, span, events)
+            elif kind == "End":
+                self._end(value, span["end"])
+            else:
+                self._leaf(kind, value, span["start"], span["end"])
+        line, _, first, last = heading
+        written = self.data[first:last].decode("utf-8").strip(_BLANKS) if last > first else ""
+        self.doc.headings.append(Heading(line, level, written, "".join(collect)))
+        if opened:
+            self.heading = self.collect = None
 
     def _reach(self, start: int, end: int) -> None:
         """Inline content from ``start`` to ``end``: it is text of the open tight list item
@@ -638,15 +687,24 @@ def parse(text: str, *, where: str | None = None) -> Document:
     for seen, doc in _LAST:
         if seen == text:
             return doc  # readers of one file (evidence's markers and its Now section) share it
+    with uncollected():
+        doc = _Walk(text, where).run()
+    _LAST[:] = [(text, doc), *_LAST[:1]]
+    return doc
+
+
+@contextlib.contextmanager
+def uncollected() -> Iterator[None]:
+    """No cycle collection while many objects that hold no cycle are made (a parse, a list of
+    sections or anchors, a matrix's rows): run every few hundred allocations over all the
+    objects kept so far, it would make a document of many headings or rows near quadratic."""
     enabled = gc.isenabled()
     gc.disable()
     try:
-        doc = _Walk(text, where).run()
+        yield
     finally:
         if enabled:
             gc.enable()
-    _LAST[:] = [(text, doc), *_LAST[:1]]
-    return doc
 
 
 _LAST: list[tuple[str, Document]] = []  # the last two parses, the latest first
@@ -671,18 +729,19 @@ def headings(lines: list[str]) -> list[Heading]:
 
 
 def sections(lines: list[str], found: list[Heading] | None = None) -> list[Section]:
-    """One section per heading."""
+    """One section per heading, in the headings' order. One pass: the headings still open
+    wait on a stack (their levels rise from bottom to top), and a heading closes every open
+    one of its level or deeper, so each heading is pushed and popped once."""
     if found is None:
         found = headings(lines)
-    out: list[Section] = []
+    ends = [len(lines)] * len(found)
+    open_: list[int] = []  # indexes into ``found`` of the headings whose section runs on
     for k, h in enumerate(found):
-        end = len(lines)
-        for later in found[k + 1 :]:
-            if later.level <= h.level:
-                end = later.line - 1
-                break
-        out.append(Section(h, h.line + 1, end))
-    return out
+        while open_ and found[open_[-1]].level >= h.level:
+            ends[open_.pop()] = h.line - 1
+        open_.append(k)
+    with uncollected():
+        return [Section(h, h.line + 1, end) for h, end in zip(found, ends, strict=True)]
 
 
 def code_texts(text: str) -> list[str]:
@@ -696,6 +755,8 @@ def code_texts(text: str) -> list[str]:
 
 def strip_numbering(text: str) -> str:
     """``6. Now`` -> ``Now``; ``2.1 Owed`` -> ``Owed``; other text unchanged."""
+    if not text or text[0] not in _NUMBERING_STARTS:
+        return text  # most headings: no numbering, and no regex run for them
     m = _NUMBERING.match(text)
     return text[m.end() :] if m else text
 
@@ -703,6 +764,7 @@ def strip_numbering(text: str) -> str:
 # Section numbering: digits, dot-separated groups, an optional final dot, then a blank. Each part
 # is unambiguous (digits, then a dot that must be followed by a digit or a blank): no backtracking.
 _NUMBERING = re.compile(r"[ \t]*[0-9]+(?:\.[0-9]+)*\.?[ \t]+")
+_NUMBERING_STARTS = frozenset(" \t0123456789")
 
 
 def slug(plain: str) -> str:

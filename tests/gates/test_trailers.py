@@ -6,6 +6,7 @@ import hashlib
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -899,3 +900,90 @@ _ASSISTED_PIECES = st.sampled_from(
 @example("claude:opus-4 [claude-code] \t")
 def test_the_assisted_by_grammar_reads_as_the_walk(value: str) -> None:
     assert trailers_gate.assisted_by_ok(value) == _assisted_by_walk(value)
+
+
+# -- ai-authorship in linear time (SPEC §10: 12,000 Assisted-by x 12,000 Co-authored-by) ------
+_WORDS = st.lists(st.sampled_from(["a", "b", "c", "ab"]), max_size=8)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(_WORDS, max_size=6), _WORDS)
+@example([["a", "b"], ["b"]], ["a", "a", "b"])
+@example([["a", "a", "b"], ["a", "b"]], ["a", "a", "a", "b"])
+@example([[], ["c"]], ["c"])
+def test_phrases_find_what_contains_words_finds(phrases: list[list[str]], found: list[str]) -> None:
+    """The automaton over words answers as the phrase-by-phrase scan it replaced: the first
+    phrase (in the order given) that occurs in ``found`` as consecutive whole words."""
+    expected = next(
+        (k for k, phrase in enumerate(phrases) if trailers_gate.contains_words(found, phrase)),
+        None,
+    )
+    assert trailers_gate.Phrases(phrases).first(found) == expected
+
+
+def _crowded_message(n: int, credited: str) -> str:
+    names = "".join(f"Assisted-by: i{i}:m{i} [t{i}]\n" for i in range(n))
+    people = "".join(f"Co-authored-by: P {i} <p{i}@x.org>\n" for i in range(n))
+    return message(
+        trailers="Following-Agents-Protocol: true\nAI-Assisted: true\n"
+        + names
+        + people
+        + f"Co-authored-by: {credited}\n"
+    )
+
+
+def test_ai_authorship_of_a_crowded_mib_message_through_the_cli(repo: Repo) -> None:
+    """12,000 Assisted-by names against 12,000 Co-authored-by lines, about 1 MiB: the rule
+    reads each line once (it compared every author with every name: minutes). A process of
+    its own, stopped after a generous 60 s."""
+    work_repo(repo)
+    text = _crowded_message(12_000, "M11999 Bot <m@example.com>")
+    assert len(text.encode()) <= 1 << 20
+    raw_commit(repo, text)
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tools",
+            "--repo",
+            str(repo.path),
+            "trailers",
+            "check",
+            "--base",
+            "main",
+        ],
+        cwd=repo.path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+    )
+    assert run.returncode == 1, run.stderr
+    assert "ai-authorship" in run.stdout and "the AI identity 'bot'" in run.stdout
+
+
+def test_ai_authorship_names_the_first_part_as_before(repo: Repo) -> None:
+    """Without an identity, the finding names the first part (in sorted order) that the
+    author's words contain."""
+    work_repo(repo)
+    raw_commit(repo, _crowded_message(50, "M7 T7 <x@example.com>"))
+    code, gate = check(repo)
+    assert code == 1
+    (finding,) = gate["findings"]
+    assert finding["rule"] == "ai-authorship" and "'m7' of an `Assisted-by`" in finding["message"]
+
+
+def test_many_missing_keys_each_point_at_their_stray_line(repo: Repo) -> None:
+    """Every required key missing from the block, each written in an earlier paragraph: each
+    finding points at its own line, read in one pass over the message."""
+    keys = {f"Key-{i}": ["v"] for i in range(300)}
+    work_repo(repo, {"trailers": {"required": keys}})
+    strays = "".join(f"Key-{i}: v\n\n" for i in range(300))
+    raw_commit(repo, f"Add it\n\nWhy.\n\n{strays}{MARKER}\n\nAI-Assisted: false\n")
+    code, gate = check(repo)
+    assert code == 1
+    missing = {f["message"] for f in gate["findings"] if f["rule"] == "trailer-missing"}
+    assert len(missing) == 300
+    for i in range(300):
+        hint = f"no `Key-{i}:` trailer in the trailer block (line {5 + 2 * i} has one, but"
+        assert any(m.startswith(hint) for m in missing), hint

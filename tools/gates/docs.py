@@ -14,11 +14,13 @@ A ``docs.rules`` entry may be triggered by a row of a matrix moving into given s
 (``when_row_moves``), as well as by changed paths.
 """
 
-import re
+import functools
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 from tools import markdown, mdlinks
+from tools.bounded import ConfigPattern, config_pattern
+from tools.commit_messages import config_where
 from tools.config_model import CheckpointRule, StatusMatrix
 from tools.gates.commit_range import RANGE_EMPTY, range_commits
 from tools.git import Change, Commit, decode
@@ -127,13 +129,13 @@ class _DocsRule(NamedTuple):
     name: str
     when: Globs
     require: Globs
-    added: re.Pattern[str] | None
+    added: ConfigPattern | None
     renames: bool
     message: str | None
     rows: _RowTrigger | None = None
 
     @classmethod
-    def of(cls, cfg: CheckpointRule, spec_now: tuple[StatusMatrix, ...]) -> "_DocsRule":
+    def of(cls, cfg: CheckpointRule, spec_now: tuple[StatusMatrix, ...], where: str) -> "_DocsRule":
         pattern = cfg.when_added_line
         rows = None
         trigger = cfg.when_row_moves
@@ -153,7 +155,7 @@ class _DocsRule(NamedTuple):
             name=cfg.name,
             when=Globs(cfg.when_changed),
             require=Globs(cfg.require_changed),
-            added=re.compile(pattern) if pattern is not None else None,
+            added=None if pattern is None else config_pattern(pattern, f"{where}.when_added_line"),
             renames=cfg.renames,
             message=cfg.message,
             rows=rows,
@@ -385,11 +387,11 @@ def read_rows(text: str, spec: RowSpec, *, headers: bool = False) -> list[Matrix
         seen[head_text] = ordinal + 1
         ident = (head_text, ordinal)
         index = _column(head, spec.state_column) if spec.state_column is not None else None
+        k = spec.key_column - 1
         for row in table.rows:
             if row.header and not headers:
                 continue
             line = doc.lines[row.line - 1]
-            k = spec.key_column - 1
             key = row.cells[k].strip() if k < len(row.cells) else ""
             tokens = _states(line, spec.states, row.codes)
             if row.header:
@@ -433,6 +435,11 @@ def row_moves(old: str | None, new: str, spec: RowSpec) -> list[Move]:
     """The rows of ``new`` whose state differs from the same row of ``old`` (same table,
     same key, the n-th of that key matched to the n-th), or that appear with a state.
     A change of anything else on a row (evidence citing states included) is no move."""
+    with markdown.uncollected():  # a row and a move per table row: 100,000 of each
+        return _row_moves(old, new, spec)
+
+
+def _row_moves(old: str | None, new: str, spec: RowSpec) -> list[Move]:
     before: dict[tuple[tuple[str, int], str], list[MatrixRow]] = {}
     for row in read_rows(old or "", spec):
         before.setdefault((row.table, row.key), []).append(row)
@@ -471,25 +478,34 @@ def now_is_filled(text: str) -> bool | None:
     return False
 
 
-def _spec_target(entry: StatusMatrix, row: MatrixRow) -> tuple[str | None, str, bool]:
+def _spec_target(
+    entry: StatusMatrix, row: MatrixRow, link: ConfigPattern
+) -> tuple[str | None, str, bool]:
     """(repo-relative spec path, or None with the reason, and whether the row links no
-    spec at all)."""
-    pattern = re.compile(entry.spec_link)
-    m = pattern.search(row.text)
+    spec at all); ``link``: ``entry.spec_link`` compiled."""
+    m = link.search(row.text)
     raw = (m.group("spec") or "").strip(" \t") if m else ""
     if raw.startswith("<") and raw.endswith(">"):
         raw = raw[1:-1]
     if not raw:
         return None, f"the row links no spec (spec_link {entry.spec_link!r} finds none)", True
+    path, why = _link_target(entry.matrix, raw)
+    return path, why, False
+
+
+@functools.lru_cache(maxsize=1024)
+def _link_target(matrix: str, raw: str) -> tuple[str | None, str]:
+    """The repo-relative file a row's spec link ``raw`` names, or None with the reason (the
+    rows of a matrix link few specs: each link is resolved once)."""
     if mdlinks.is_external(raw):
-        return None, f"the row's spec link {raw!r} is not a file of the repository", False
+        return None, f"the row's spec link {raw!r} is not a file of the repository"
     try:
-        target = mdlinks.resolve(entry.matrix, raw)
+        target = mdlinks.resolve(matrix, raw)
     except mdlinks.Escapes:
-        return None, f"the row's spec link {raw!r} climbs out of the repository", False
+        return None, f"the row's spec link {raw!r} climbs out of the repository"
     if not target.path:
-        return None, f"the row's spec link {raw!r} names no file", False
-    return target.path, "", False
+        return None, f"the row's spec link {raw!r} names no file"
+    return target.path, ""
 
 
 class _Moves:
@@ -521,31 +537,42 @@ def _judge_moves(
     entry: StatusMatrix,
     step: _Step,
     moves: list[Move],
+    link: ConfigPattern,
 ) -> None:
     def add(rule: str, message: str, row: MatrixRow) -> None:
         result.add(rule, message, commit=step.commit, path=entry.matrix, line=row.line)
 
+    # Each spec is judged once per step, however many rows link it: a table of 100,000 rows
+    # moving at once reads its spec once, not once per row.
+    changed = {c.path for c in step.changes if c.status != "D"}
+    verdicts: dict[str, str] = {}
     for move in moves:
         row = move.row
-        spec, why, unlinked = _spec_target(entry, row)
+        spec, why, unlinked = _spec_target(entry, row, link)
         if unlinked:
             add("spec-link-missing", f"{move.what}: {why}, so no spec records the move", row)
             continue
         if spec is not None:
-            changed = any(c.path == spec and c.status != "D" for c in step.changes)
-            raw = reader.new(step, spec)
-            if raw is None:
-                why = f"its spec {spec} does not exist"
-            elif not changed:
-                why = f"its spec {spec} did not change in {step.where}"
-            else:
-                filled = now_is_filled(decode(raw))
-                if filled is None:
-                    why = f"its spec {spec} has no Now section (`## Now` or `## 6. Now`)"
-                elif not filled:
-                    why = f"its spec {spec} has an empty Now section"
+            if spec not in verdicts:
+                verdicts[spec] = _spec_verdict(reader, step, spec, spec in changed)
+            why = verdicts[spec]
         if why:
             add("spec-now-missing", f"{move.what}: {why}", row)
+
+
+def _spec_verdict(reader: _Reader, step: _Step, spec: str, changed: bool) -> str:
+    """Why a move into ``spec`` is not recorded there in ``step`` ("" when it is)."""
+    raw = reader.new(step, spec)
+    if raw is None:
+        return f"its spec {spec} does not exist"
+    if not changed:
+        return f"its spec {spec} did not change in {step.where}"
+    filled = now_is_filled(decode(raw))
+    if filled is None:
+        return f"its spec {spec} has no Now section (`## Now` or `## 6. Now`)"
+    if not filled:
+        return f"its spec {spec} has an empty Now section"
+    return ""
 
 
 def _judge_spec_now(
@@ -560,13 +587,14 @@ def _judge_spec_now(
     for k, entry in enumerate(ctx.config.docs.spec_now):
         matrix = entry.matrix
         spec_row = RowSpec(frozenset(entry.states), entry.key_column, entry.state_column)
+        link = config_pattern(entry.spec_link, config_where(ctx, f"docs.spec_now[{k}].spec_link"))
         touched = False
         for step in steps:
             change = next((c for c in step.changes if c.path == matrix), None)
             if change is None or change.status == "D":
                 continue
             touched = True
-            _judge_moves(result, reader, entry, step, moves.of(step, matrix, spec_row))
+            _judge_moves(result, reader, entry, step, moves.of(step, matrix, spec_row), link)
         if touched or any(_exists(ctx, rev, matrix) for rev in ends):
             continue
         result.add(
@@ -605,7 +633,10 @@ def _steps(ctx: "Context", commits: list[Commit]) -> tuple[list[_Step], int]:
 def run(ctx: "Context") -> GateResult:
     result = GateResult(NAME)
     cfg = ctx.config.docs
-    rules = [_DocsRule.of(r, cfg.spec_now) for r in cfg.rules]
+    rules = [
+        _DocsRule.of(r, cfg.spec_now, config_where(ctx, f"docs.rules[{i}]"))
+        for i, r in enumerate(cfg.rules)
+    ]
     if not rules and not cfg.spec_now:
         result.add(DOCS_ABSENT.id, "no docs.rules and no docs.spec_now configured")
         return result

@@ -160,7 +160,7 @@ def run(ctx: Context) -> GateResult | None:
             )
         else:
             if base_raw is None and head_raw is not None:
-                _introduced(ctx, result, path, head_raw)
+                _introduced(result, path, base_cfg, head_cfg)
             else:
                 for key, old, new in changed_keys(base_cfg, head_cfg):
                     message = f"{key}: {_show(old)} → {_show(new)}"
@@ -174,20 +174,18 @@ def run(ctx: Context) -> GateResult | None:
     return result if result.findings else None
 
 
-def set_keys(data: Any, depth: int = 2, path: tuple[Any, ...] = ()) -> list[str]:
-    """The key paths a config file sets, down to ``depth`` levels (``trailers.required``)."""
-    if not isinstance(data, dict) or len(path) == depth:
-        return [key_path(path)] if path else []
-    out: list[str] = []
-    for key, value in data.items():
-        out += set_keys(value, depth, path + (key,))
-    return out
-
-
-def _introduced(ctx: Context, result: GateResult, path: str, head_raw: bytes) -> None:
-    """protocol-introduced: the head's config, where the merge base has none, and its keys."""
-    keys = set_keys(config_mod.load_bytes(head_raw, display=path))
-    sets = f"it sets {', '.join(keys)}" if keys else "it sets no key (the defaults judge)"
+def _introduced(
+    result: GateResult, path: str, defaults: dict[str, Any], head: dict[str, Any]
+) -> None:
+    """protocol-introduced: the head's config, where the merge base has none, and the keys it
+    sets to other than their defaults (read from the merged config, which the validation
+    cache keeps: the YAML is not parsed again)."""
+    keys = list(dict.fromkeys(key for key, _, _ in changed_keys(defaults, head)))
+    sets = (
+        f"it sets {', '.join(keys)}"
+        if keys
+        else "it sets no key to other than its default (the defaults judge)"
+    )
     result.add(
         PROTOCOL_INTRODUCED.id,
         f"the range introduces {path} (the merge base has none): {sets}; it judges this "

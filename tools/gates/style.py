@@ -8,10 +8,10 @@ shows). Merge commits -- two or more parents -- are skipped; the subject text ne
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 
 from tools import commit_messages
+from tools.bounded import config_pattern
 from tools.commit_messages import (
     Debt,
     Emit,
@@ -109,7 +109,7 @@ def judge(text: str, cfg: StyleConfig, marker: str | None, emit: Emit) -> None:
             line,
         )
     pattern = cfg.subject_pattern
-    if pattern is not None and not re.search(pattern, subject):
+    if pattern is not None and not config_pattern(pattern, "style.subject_pattern").search(subject):
         emit(SUBJECT_PATTERN.id, f"the subject {subject!r} does not match {pattern!r}", line)
     if cfg.require_body:
         _body(lines, text, line, marker, emit)

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from tools.background import Background
+from tools.bounded import config_pattern
 from tools.config_model import (
     BucketConfig,
     MarkdownRatchetConfig,
@@ -31,7 +32,6 @@ from tools.ratchets.pattern import (
     Bucket,
     Detector,
     Marker,
-    compile_regex,
     is_binary,
 )
 from tools.ratchets.tree import Tree
@@ -167,12 +167,12 @@ def _globs(value: Any, where: str, default: list[str]) -> Globs:
 
 def _bucket(name: str, value: BucketConfig, where: str) -> Bucket:
     pattern = value.regex
-    regex = compile_regex(pattern, f"{where}.regex")
+    regex = config_pattern(pattern, f"{where}.regex")
     guards = None
     if value.outside_guards is not None:
         guards = GuardSet(
             [
-                compile_regex(p, f"{where}.outside_guards[{i}]")
+                config_pattern(p, f"{where}.outside_guards[{i}]")
                 for i, p in enumerate(value.outside_guards)
             ]
         )
@@ -273,7 +273,7 @@ def _one(name: str, cfg: RatchetConfig, where: str) -> Ratchet:
     marker = None
     if cfg.allow_marker:
         pattern = cfg.allow_marker
-        regex = compile_regex(pattern, f"{where}.allow_marker")
+        regex = config_pattern(pattern, f"{where}.allow_marker")
         if "tag" not in regex.groupindex:
             raise UsageError(
                 "regex lacks its named group",

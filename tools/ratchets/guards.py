@@ -27,6 +27,7 @@ import re
 from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 
+from tools.bounded import ConfigPattern
 from tools.lazy_regex import LazyRegex
 
 _DIRECTIVE = LazyRegex(
@@ -130,7 +131,7 @@ def required_macros(expr: str) -> list[str]:
 class GuardSet:
     """The regexes of one bucket's ``outside_guards``, with a memo of the names they match."""
 
-    def __init__(self, patterns: Sequence[re.Pattern[str]]):
+    def __init__(self, patterns: Sequence[ConfigPattern]):
         self.patterns = list(patterns)
         self._memo: dict[str, bool] = {}
 

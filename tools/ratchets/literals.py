@@ -1,12 +1,13 @@
 """The literals every match of a regex contains, read from the pattern's text (the prefilter
 of the ``pattern`` kind, see :mod:`tools.ratchets.pattern`).
 
-A small reader of Python's regex syntax of its own: it knows runs of plain characters,
-groups, repeats, alternations and the zero-width items, and treats everything else as "some
-character" that breaks a run. What it does not know for sure (verbose mode, an unknown
-construct, nesting deeper than :data:`MAX_NESTING`, a pattern longer than :data:`MAX_LENGTH`,
-a pattern ``re`` would refuse) gives no prefilter at all, so the condition stays necessary:
-it may filter less, never wrongly.
+A small reader of regex syntax of its own (the patterns run on RE2, whose syntax is Python's
+for everything read here): it knows runs of plain characters, groups, repeats, alternations
+and the zero-width items, and treats everything else as "some character" that breaks a run.
+What it does not know for sure (verbose mode, an unknown construct, a POSIX class such as
+``[[:alpha:]]``, nesting deeper than :data:`MAX_NESTING`, a pattern longer than
+:data:`MAX_LENGTH`, a pattern ``re`` would refuse) gives no prefilter at all, so the condition
+stays necessary: it may filter less, never wrongly.
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ class _Sub(NamedTuple):
 _Item = _Char | _Zero | _Some | _Sub
 _ZERO, _SOME = _Zero(), _Some()
 
-_ZERO_ESCAPES = frozenset("bBAZ")
+_ZERO_ESCAPES = frozenset("bBAZz")  # RE2 spells the end of the text \z
 _CLASS_ESCAPES = frozenset("dDsSwW")
 _CONTROL = {"a": "\a", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v"}
 _HEX_DIGITS = {"x": 2, "u": 4, "U": 8}
@@ -234,6 +235,8 @@ class _Reader:
             self.pos += 1
             if c == "\\":
                 self.pos += 1
+            elif c == "[" and self._peek() == ":":
+                raise _Unsure("a POSIX class")  # RE2's [[:alpha:]]: the "]" after it is its own
             elif c == "]":
                 break
         body = self.text[first : self.pos - 1]

@@ -13,10 +13,10 @@ guess: a regex without literals is matched on every line. The examples are count
 same path, so a prefilter that lost a match would disarm its bucket.
 """
 
-import re
 from collections.abc import Iterator
 from typing import NamedTuple
 
+from tools.bounded import ConfigPattern
 from tools.ratchets.cstrip import strip_c
 from tools.ratchets.guards import GuardSet, guarded_lines
 from tools.ratchets.literals import Needs
@@ -72,7 +72,7 @@ class Bucket(NamedTuple):
 
     name: str
     pattern: str
-    regex: re.Pattern[str]
+    regex: ConfigPattern
     needs: Needs
     examples: tuple[str, ...] = ()
     counter_examples: tuple[str, ...] = ()
@@ -84,21 +84,10 @@ class Marker:
 
     __slots__ = ("pattern", "regex", "needs")
 
-    def __init__(self, pattern: str, regex: re.Pattern[str], needs: Needs) -> None:
+    def __init__(self, pattern: str, regex: ConfigPattern, needs: Needs) -> None:
         self.pattern = pattern
         self.regex = regex
         self.needs = needs
-
-
-def compile_regex(pattern: str, where: str) -> re.Pattern[str]:
-    from tools.errors import UsageError
-
-    try:
-        return re.compile(pattern)
-    except re.error as exc:
-        raise UsageError(
-            f"bad value {pattern!r}: {exc}", where=where, expected="a valid regular expression"
-        ) from None
 
 
 class FileScan:
@@ -111,7 +100,7 @@ class FileScan:
         self.markers: list[tuple[int, str]] = []
 
 
-def _matching(text: str, regex: re.Pattern[str], needs: Needs) -> Iterator[tuple[int, str]]:
+def _matching(text: str, regex: ConfigPattern, needs: Needs) -> Iterator[tuple[int, str]]:
     """(line, text) of each line of ``text`` that ``regex`` matches (prefiltered)."""
     search, holds = regex.search, needs.holds
     multi = len(needs.clauses) > 1 or (needs.clauses and needs.anchor is None)
