@@ -184,7 +184,7 @@ def test_heading_anchors_numbered_duplicated_and_explicit(repo: Repo) -> None:
 def test_anchor_missing_fires(repo: Repo) -> None:
     doc = (
         "# Page\n\n[a](guide.md#now) [b](guide.md#usage-2) [c](#nope)\n"
-        "[d](guide.md#6-Now) [e](sub/deep.md#deep-down)\n"
+        "[d](guide.md#6%20Now) [e](sub/deep.md#deep-down)\n"
     )
     make(repo, doc)
     code, gate = check(repo)
@@ -197,6 +197,19 @@ def test_anchor_missing_fires(repo: Repo) -> None:
         ("anchor-missing", "docs/page.md", 4),
     ]
     assert "did you mean #6-now?" in gate["findings"][3]["message"]
+
+
+def test_a_fragment_resolves_as_github_resolves_it_lowercased(repo: Repo) -> None:
+    # GitHub resolves a fragment that matches an anchor once both are lowercased (SPEC §9.3):
+    # `[R](#R)` to `### R`, and Cyrillic headings linked with capitals.
+    doc = (
+        "# Page\n\n### R\n\n## Привет мир\n\n"
+        "[a](#R) [b](#Привет-Мир) [c](guide.md#6-NOW) [d](#ПРИВЕТ-МИР)\n[e](#Q)\n"
+    )
+    make(repo, doc)
+    code, gate = check(repo)
+    assert found(gate) == [("anchor-missing", "docs/page.md", 8)]
+    assert "#Q" in gate["findings"][0]["message"]
 
 
 def test_anchors_in_non_markdown_and_folders_are_not_judged(repo: Repo) -> None:

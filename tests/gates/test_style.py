@@ -58,6 +58,30 @@ def test_subject_length_can_be_an_error(repo: Repo) -> None:
     assert "11 characters" in gate["findings"][0]["message"]
 
 
+@pytest.mark.parametrize(
+    ("level", "code", "found"),
+    [
+        ("off", 0, []),
+        ("warning", 0, [("subject-length", "warning")]),
+        ("info", 0, [("subject-length", "info")]),
+    ],
+)
+def test_rules_override_style_subject_length(
+    repo: Repo, level: str, code: int, found: list[tuple[str, str]]
+) -> None:
+    # style.subject_length is the rule's default; `rules:` is the one authority (SPEC §3.3).
+    config = {
+        "style": {"subject_length": "error", "subject_max": 10},
+        "rules": {"subject-length": level},
+    }
+    work_repo(repo, config)
+    raw_commit(repo, message(subject="Add widgets"))
+    got, gate = check(repo, "style")
+    assert (got, [(f["rule"], f["severity"]) for f in gate["findings"]]) == (code, found)
+    if level == "off":
+        assert gate["stats"]["suppressed"] == {"subject-length": 1}
+
+
 def test_subject_is_the_whole_first_paragraph(repo: Repo) -> None:
     # git joins a wrapped first paragraph into one subject; so does the gate
     work_repo(repo)

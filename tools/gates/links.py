@@ -112,6 +112,7 @@ class _Tree:
         self._lines: dict[str, list[str] | None] = {}
         self._docs: dict[str, markdown.Document] = {}
         self._anchors: dict[str, set[str] | None] = {}
+        self._folded: dict[str, set[str]] = {}
 
     @property
     def submodules(self) -> list[str]:
@@ -193,6 +194,13 @@ class _Tree:
             self._anchors[path] = None if doc is None else doc.anchor_set()
         return self._anchors[path]
 
+    def folded_anchors(self, path: str) -> set[str]:
+        """The anchors of a markdown file, lowercased (Unicode): GitHub resolves a fragment
+        that matches an anchor once both are lowercased (``[R](#R)`` to ``### R``)."""
+        if path not in self._folded:
+            self._folded[path] = {a.lower() for a in self.anchors(path) or ()}
+        return self._folded[path]
+
 
 def _is_markdown(path: str) -> bool:
     return PurePosixPath(path).suffix.lower() in _MARKDOWN
@@ -237,7 +245,11 @@ def _judge(result: GateResult, tree: _Tree, source: str, link: Link) -> None:
     if not _is_markdown(target.path):
         return  # an anchor into a rendered non-markdown file is not judged
     anchors = tree.anchors(target.path)
-    if anchors is not None and fragment not in anchors:
+    if (
+        anchors is not None
+        and fragment not in anchors
+        and fragment.lower() not in tree.folded_anchors(target.path)
+    ):
         add(
             "anchor-missing",
             f"{link.target!r}: no heading of {target.path} has the anchor "

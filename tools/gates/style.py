@@ -140,7 +140,11 @@ def _judge_all(ctx: Context, result: GateResult, subjects: list[Subject], debt: 
     marker = ctx.config.trailers.marker
 
     def severity(rule: str) -> Severity | None:
-        return cfg.subject_length if rule == "subject-length" else None
+        # style.subject_length is the rule's default; `rules:` overrides it (SPEC §3.3), so a
+        # rule named there is filed at its declared severity for `rules:` to set.
+        if rule != SUBJECT_LENGTH.id or rule in ctx.config.rules:
+            return None
+        return cfg.subject_length
 
     for subject in judged(result, subjects, ctx.config.trailers.fixups):
         judge(subject.text, cfg, marker, emitter(result, subject, debt, severity))
