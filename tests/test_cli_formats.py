@@ -100,3 +100,24 @@ def test_a_command_is_a_function_that_runs_alone(
         conflicts_check(Options(repo=repo.path))
     assert ended.value.exit_code == 1
     assert capsys.readouterr().out.startswith("FAIL conflicts (1 error)")
+
+
+def test_github_annotations_of_a_real_run_come_errors_first(repo: Repo) -> None:
+    """A branch whose report holds a warning (style) before an error (ratchet), and notices
+    in between: the annotations come errors, warnings, notices, all of them."""
+    marker = "FOLLOWING_AGENTS_PROTOCOL\n\nFollowing-Agents-Protocol: true\nAI-Assisted: false\n"
+    repo.commit(f"Start\n\nBody.\n\n{marker}", {"a.txt": "a\n"})
+    repo.branch("topic")
+    subject = "Add a subject line that goes on and on, well past the limit of seventy-two"
+    repo.commit(f"{subject}\n\nBody.\n\n{marker}", {"src/a.cc": "int f() { return at::kCUDA; }\n"})
+    report = repo.tools("--format", "json", "preflight", "--base", "main").json()
+    order = [f["severity"] for g in report["gates"] for f in g["findings"]]
+    assert order.index("warning") < order.index("error")  # the report's own order
+    run = repo.tools("--format", "github", "preflight", "--base", "main")
+    assert run.exit_code == 1
+    lines = run.stdout.splitlines()
+    kinds = [line.split(" ", 1)[0] for line in lines[:-1]]
+    rank = {"::error": 0, "::warning": 1, "::notice": 2}
+    assert [rank[k] for k in kinds] == sorted(rank[k] for k in kinds), kinds
+    assert len(kinds) == len(order) and kinds[0] == "::error"
+    assert lines[-1].startswith("Not green: ")

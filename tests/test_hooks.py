@@ -216,7 +216,7 @@ def test_a_new_branch_is_judged_from_its_merge_base(repo: Repo, tmp_path: Path) 
     assert refused.returncode != 0
     # Only the topic's own two commits were judged, and only the bad one failed.
     text = out(refused)
-    assert "trailers (2 commits" in text and text.count("marker-missing") == 1
+    assert "in 2 commits" in text and text.count("marker-missing") == 1
 
 
 # -- 3. git merge with git's own message, and everyday workflows -----------------------------
@@ -473,6 +473,126 @@ def test_a_green_commit_and_push_print_one_line_per_hook(repo: Repo, tmp_path: P
     proc = git(repo, "push", "-q", "origin", "main")
     lines = out(proc).strip().split("\n")
     assert len(lines) == 1 and GREEN_LINE.match(lines[0]), lines
+
+
+def hook_lines(proc: subprocess.CompletedProcess) -> list[str]:
+    """What the hooks printed (git's own output kept out with -q)."""
+    return out(proc).strip().splitlines()
+
+
+def test_a_gate_that_cannot_apply_at_its_stage_is_silent(repo: Repo, tmp_path: Path) -> None:
+    with_remote(repo, tmp_path)
+    assert commit_file(repo, "b.txt", "b\n", good("Add b")).returncode == 0
+    # A message-only amend: nothing is staged, so conflicts has nothing to examine.
+    amend = git(repo, "commit", "-q", "--amend", "-F", "-", input=good("Add the b file"))
+    assert amend.returncode == 0, out(amend)
+    lines = hook_lines(amend)
+    assert len(lines) == 2 and all(GREEN_LINE.match(line) for line in lines), lines
+    assert lines[0].startswith("tools: 7 gates green")  # conflicts left out, not "skipped"
+    # A fixup: its message is judged when the rebase folds it.
+    repo.write("b.txt", "b2\n")
+    git(repo, "add", "-A")
+    fixup = git(repo, "commit", "-q", "--fixup=HEAD")
+    assert fixup.returncode == 0, out(fixup)
+    lines = hook_lines(fixup)
+    assert len(lines) == 2 and GREEN_LINE.match(lines[0]), lines
+    assert lines[1].startswith("tools: nothing to judge at this stage (a fixup!"), lines
+    # A merge with git's message, and a merge stopped on conflicts and concluded.
+    repo.branch("feature")
+    assert commit_file(repo, "f.txt", "f\n", good("Add f")).returncode == 0
+    assert commit_file(repo, "k.txt", "theirs\n", good("Add k")).returncode == 0
+    repo.checkout("main")
+    assert commit_file(repo, "k.txt", "ours\n", good("Add our k")).returncode == 0
+    stopped = git(repo, "merge", "-q", "--no-edit", "feature")
+    assert stopped.returncode != 0 and "CONFLICT" in out(stopped)
+    repo.write("k.txt", "both\n")
+    git(repo, "add", "k.txt")
+    concluded = git(repo, "commit", "-q", "--no-edit")
+    assert concluded.returncode == 0, out(concluded)
+    lines = hook_lines(concluded)
+    assert len(lines) == 2 and GREEN_LINE.match(lines[0]), lines
+    assert lines[1].startswith("tools: nothing to judge at this stage (a merge's message)")
+    repo.git("checkout", "-q", "-b", "side", "HEAD~1")
+    assert commit_file(repo, "s.txt", "s\n", good("Add s")).returncode == 0
+    repo.checkout("main")
+    merged = git(repo, "merge", "-q", "--no-ff", "--no-edit", "side")
+    assert merged.returncode == 0, out(merged)
+    (line,) = hook_lines(merged)  # git merge runs commit-msg, not pre-commit
+    assert line.startswith("tools: nothing to judge at this stage (a merge's message)"), line
+    for proc in (amend, fixup, concluded, merged):
+        assert "skipped" not in out(proc) and "SKIP" not in out(proc), out(proc)
+
+
+def test_a_refused_commit_prints_its_findings_and_one_summary_line(
+    repo: Repo, tmp_path: Path
+) -> None:
+    with_remote(repo, tmp_path)
+    # Refused at pre-commit: three conflict markers, three findings, one line that says so.
+    refused = commit_file(repo, "c.txt", "<<<<<<< a\nx\n=======\ny\n>>>>>>> b\n", good("Add c"))
+    assert refused.returncode != 0
+    lines = hook_lines(refused)
+    assert [line.split(" ")[0] for line in lines[:-1]] == ["error[conflict-marker]"] * 3, lines
+    assert re.fullmatch(
+        r"tools: commit refused: 3 errors \(conflicts 3\) \(\d+\.\d s\)", lines[-1]
+    ), lines
+    # Refused at commit-msg: pre-commit's green line, the message's findings, one line.
+    repo.write("c.txt", "c\n")
+    git(repo, "add", "-A")
+    refused = git(repo, "commit", "-q", "-F", "-", input=bad())
+    assert refused.returncode != 0
+    lines = hook_lines(refused)
+    assert GREEN_LINE.match(lines[0]), lines
+    assert lines[1:-1] and all(line.startswith("error[") for line in lines[1:-1]), lines
+    assert any(line.startswith("error[marker-missing] ") for line in lines), lines
+    assert lines[-1].startswith(f"tools: commit refused: {len(lines) - 2} errors (trailers ")
+    # Refused at pre-push: the findings and one line naming the commits judged.
+    fixture_commit(repo, bad("Add d"), {"d.txt": "d\n"})
+    refused = git(repo, "push", "-q", "origin", "main")
+    assert refused.returncode != 0
+    mine = [line for line in hook_lines(refused) if not line.startswith(("error: ", "To "))]
+    assert all(line.startswith("error[") for line in mine[:-1]), mine
+    assert mine[-1].startswith("tools: push refused: ") and " in 1 commit " in mine[-1], mine
+
+
+def test_a_green_hook_counts_its_warnings_on_its_one_line(repo: Repo, tmp_path: Path) -> None:
+    with_remote(repo, tmp_path)
+    long = "Add " + "a very long subject " * 5
+    proc = commit_file(repo, "b.txt", "b\n", good(long.strip()))
+    assert proc.returncode == 0, out(proc)
+    lines = hook_lines(proc)
+    assert len(lines) == 2 and GREEN_LINE.match(lines[0]), lines
+    assert re.fullmatch(
+        r"tools: 2 gates green, 1 warning \(subject-length: tools preflight --message-file "
+        r"\S+ shows it\) \(\d+\.\d s\)",
+        lines[1],
+    ), lines
+
+
+def test_a_message_gate_switched_off_is_not_run_by_the_hooks(repo: Repo, tmp_path: Path) -> None:
+    with_remote(repo, tmp_path)
+    cfg = repo.read(".agents/protocol.yaml").decode() + "style:\n  enabled: false\n"
+    repo.write(".agents/protocol.yaml", cfg)
+    proc = commit_file(repo, "b.txt", "b\n", good("Add b."))  # a period style would refuse
+    assert proc.returncode == 0, out(proc)
+    lines = hook_lines(proc)
+    assert re.fullmatch(r"tools: 1 gate green \(\d+\.\d s\)", lines[1]), lines
+    assert "skipped" not in out(proc)
+
+
+def test_a_gate_that_could_not_judge_is_still_shown_with_its_reason(
+    repo: Repo, tmp_path: Path
+) -> None:
+    with_remote(repo, tmp_path)
+    cfg = repo.read(".agents/protocol.yaml").decode().replace('base: "main"', 'base: "gone"')
+    repo.write(".agents/protocol.yaml", cfg)
+    assert commit_file(repo, "cfg.txt", "x\n", good("Judge from gone")).returncode == 0
+    repo.branch("topic")
+    assert commit_file(repo, "t.txt", "t\n", good("Add t")).returncode == 0
+    pushed = git(repo, "push", "-q", "origin", "topic")  # a new branch: judged from `gone`
+    assert pushed.returncode == 0, out(pushed)
+    lines = hook_lines(pushed)
+    assert lines[-1].startswith("tools: not green: ") and "skipped (" in lines[-1], lines
+    assert any(line.startswith("SKIP trailers: ") and "gone" in line for line in lines), lines
 
 
 # -- 10. hostile configs and plans, and formats a command cannot print -----------------------

@@ -140,3 +140,82 @@ def test_findings_compare_by_value_and_are_unhashable() -> None:
     with pytest.raises(TypeError):
         hash(one)
     assert repr(one).startswith("Finding(rule='conflict-marker', severity='error'")
+
+
+# -- --format github: the order GitHub needs, and what it will not show ----------------------
+
+
+def _long_report() -> Report:
+    """25 errors, 3 warnings, a skip and 2 notices, the notices and warnings first in the
+    report's order (as a range's pseudo-gates and the message gates come before conflicts)."""
+    from tools.gates import docs, style
+
+    notes = GateResult(docs.NAME)
+    notes.add("docs-absent", "no docs.rules and no docs.spec_now configured")
+    notes.add("docs-absent", "a second notice")
+    warned = GateResult(style.NAME)
+    for n in range(3):
+        warned.add("subject-length", f"subject {n} is long", commit=f"{n:040x}")
+    skipped = GateResult("trailers").skip("the base gone does not resolve")
+    errors = GateResult(conflicts.NAME)
+    for n in range(25):
+        errors.add("conflict-marker", f"conflict marker {n}", path="a.txt", line=n + 1)
+    return Report([notes, warned, skipped, errors])
+
+
+def test_github_prints_errors_then_warnings_then_notices() -> None:
+    lines = render(_long_report(), "github").splitlines()
+    assert lines[-1].startswith("Not green: ")
+    kinds = [line.split(" ", 1)[0] for line in lines[:-1]]
+    assert kinds == ["::error"] * 25 + ["::warning"] * 4 + ["::notice"] * 3
+    assert [line.split("::")[2] for line in lines[:3]] == [
+        "conflict marker 0",
+        "conflict marker 1",
+        "conflict marker 2",
+    ]
+    # The skip first among the warnings: a gate that did not judge matters most of them.
+    assert lines[25] == "::warning title=trailers::trailers skipped: the base gone does not resolve"
+
+
+def test_github_says_in_one_notice_what_it_will_not_show_and_where_it_is() -> None:
+    lines = render(_long_report(), "github").splitlines()
+    notices = [line for line in lines if line.startswith("::notice")]
+    overflow = [line for line in notices if "annotations-not-shown" in line]
+    assert len(overflow) == 1 and notices[0] == overflow[0]  # first of the notices: it shows
+    text = overflow[0].split("::", 2)[2]
+    assert "GitHub shows 10 annotations of each severity per step" in text
+    assert "15 errors will not show" in text and "warning" not in text.split("(")[0]
+    assert "25 errors, 4 warnings, 2 notices" in text
+    assert "this step's log" in text and "--format sarif" in text
+    # Every finding is still printed: the format stays complete.
+    assert sum(line.startswith("::error") for line in lines) == 25
+
+
+def test_github_adds_no_notice_when_everything_shows() -> None:
+    report = _long_report()
+    report.gates[-1].findings[10:] = []
+    out = render(report, "github")
+    assert "annotations-not-shown" not in out
+    # Eleven notices: the notice says one of them (its own place taken) will not show.
+    many = GateResult("docs")
+    for n in range(11):
+        many.add("docs-absent", f"notice {n}")
+    text = render(Report([many]), "github")
+    assert "2 notices will not show" in text and text.startswith("::notice title=tools/annot")
+
+
+def test_github_never_names_a_file_the_judged_tree_lacks() -> None:
+    from tools.gates import spec
+    from tools.report.model import mark_absent
+
+    gate = GateResult(spec.NAME)
+    gate.add("spec-absent", "specs/ does not exist in the index: nothing to judge", path="specs")
+    report = Report([gate, _report().gates[0]])
+    assert "file=specs," in render(report, "github")  # nobody looked: taken as present
+    mark_absent(report, lambda path: path == "a.txt")
+    out = render(report, "github").splitlines()
+    assert out[0].startswith("::error file=a.txt,line=1,")
+    assert out[1] == (
+        "::notice title=spec/spec-absent::specs: specs/ does not exist in the index: "
+        "nothing to judge"
+    )

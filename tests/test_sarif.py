@@ -14,7 +14,8 @@ import pytest
 
 from tests.conftest import SARIF_SCHEMA, Repo, Run, run_cli, validate_sarif
 from tools import gates
-from tools.report import declared
+from tools.report import GateResult, Report, Site, declared, render
+from tools.report.model import mark_absent
 from tools.report.sarif import FINGERPRINT_KEY, PATHLESS_ANCHOR, SRCROOT, artifact_uri
 
 HUNK = "<<<<<<< HEAD\na\n=======\nb\n>>>>>>> x\n"
@@ -65,6 +66,15 @@ def assert_log_carries(log: dict, report: dict, *, exit_code: int) -> None:
         assert res["properties"]["commit"] == f["commit"]
         if f["commit"]:
             assert f["commit"] in res["message"]["text"]
+        assert set(res["partialFingerprints"]) == {FINGERPRINT_KEY}
+        absent = res["properties"].get("absentPaths", [])
+        if absent:  # about a path the judged tree lacks: never placed on it
+            assert f["path"] in absent
+            assert all(
+                loc["physicalLocation"]["artifactLocation"]["uri"] == PATHLESS_ANCHOR
+                for loc in res["locations"]
+            )
+            continue
         (location,) = res["locations"]
         physical = location["physicalLocation"]
         if f["path"] is not None:
@@ -79,7 +89,6 @@ def assert_log_carries(log: dict, report: dict, *, exit_code: int) -> None:
                 (logical,) = location["logicalLocations"]
                 assert logical["fullyQualifiedName"] == f["commit"]
                 assert logical["kind"] == "commit"
-        assert set(res["partialFingerprints"]) == {FINGERPRINT_KEY}
     (invocation,) = run["invocations"]
     assert invocation["executionSuccessful"] is True
     assert invocation["exitCode"] == exit_code
@@ -166,7 +175,8 @@ def test_a_skip_is_a_notification_never_a_silent_pass(repo: Repo) -> None:
 def test_one_gate_with_findings_with_and_without_a_path(repo: Repo) -> None:
     """The index gate on a branch with no commits of its own: ``range-empty`` names no file
     and no commit; a row removed in the working tree names the file and line."""
-    repo.commit(GOOD, {IDX: INDEX_HEAD + "| #1 | R1 | One | bug |\n| #2 | R2 | Two | bug |\n"})
+    rows = INDEX_HEAD + "| #1 | R1 | One | bug |\n| #2 | R2 | Two | bug |\n"
+    repo.commit(GOOD, {IDX: rows, PATHLESS_ANCHOR: "base: main\n"})
     repo.branch("topic")
     repo.write(IDX, INDEX_HEAD + "| #1 | R1 | One | bug |\n")
     _, report, run, log = both(repo, "index", "check", "--base", "main")
@@ -311,3 +321,91 @@ def test_the_validator_rejects_what_sarif_forbids(branch_with_trouble: Repo) -> 
 def test_the_vendored_schema_is_the_oasis_file() -> None:
     digest = hashlib.sha256(SARIF_SCHEMA.read_bytes()).hexdigest()
     assert digest == "c3b4bb2d6093897483348925aaa73af03b3e3f4bd4ca38cef26dcb4212a2682e"
+
+
+# -- a result is never placed on a path the judged tree lacks (SPEC §9.3) ---------------------
+
+
+def _about_the_repository(tree: Repo) -> Report:
+    """A report as a run on ``tree`` makes it: findings on a folder and a file the tree
+    lacks, one on a file it has (a ratchet-like finding with sites, one of them gone), and one
+    on a commit; which paths are absent read from the tree's files, as the gates judged it."""
+    from tools.gates import ledger_gate, ratchet, spec, trailers
+
+    specs = GateResult(spec.NAME)
+    specs.add("spec-absent", "specs/ does not exist in the index: nothing to judge", path="specs")
+    ledger = GateResult(ledger_gate.NAME)
+    ledger.add("ledger-absent", "no ledger", path=".agents/ledger.jsonl")
+    counted = GateResult(ratchet.NAME)
+    counted.add(
+        "ratchet-regression",
+        "2 new sites",
+        sites=(Site("src/a.c", 3), Site("src/gone.c", 9)),
+    )
+    messages = GateResult(trailers.NAME)
+    messages.add("marker-missing", "no marker", commit="c" * 40)
+    report = Report([specs, ledger, counted, messages])
+    return mark_absent(report, lambda path: (tree.path / path).exists())
+
+
+def test_a_result_about_a_path_the_tree_lacks_is_anchored_at_the_protocol(repo: Repo) -> None:
+    repo.write("src/a.c", "int a;\n")
+    repo.write(PATHLESS_ANCHOR, "base: main\n")
+    log = json.loads(render(_about_the_repository(repo), "sarif"))
+    validate_sarif(log)
+    results = {r["properties"]["rule"]: r for r in log["runs"][0]["results"]}
+    anchor = {"artifactLocation": {"uri": PATHLESS_ANCHOR, "uriBaseId": SRCROOT}}
+    for rule, path in (("spec-absent", "specs"), ("ledger-absent", ".agents/ledger.jsonl")):
+        (location,) = results[rule]["locations"]
+        assert location == {"physicalLocation": anchor}, rule
+        assert results[rule]["properties"]["absentPaths"] == [path]
+    # The site the tree has keeps its place; the one it lacks is named, never placed.
+    regression = results["ratchet-regression"]
+    assert [
+        loc["physicalLocation"]["artifactLocation"]["uri"] for loc in regression["locations"]
+    ] == ["src/a.c"]
+    assert regression["properties"]["absentPaths"] == ["src/gone.c"]
+    (location,) = results["marker-missing"]["locations"]
+    assert location["physicalLocation"] == anchor
+    assert location["logicalLocations"][0]["fullyQualifiedName"] == "c" * 40
+
+
+def test_without_the_protocol_in_the_tree_such_a_result_has_no_location(repo: Repo) -> None:
+    """SARIF 2.1.0 §3.27.12 allows a result with no location; GitHub code scanning refuses an
+    upload holding one, which is why CI runs with --require-protocol (docs/output-formats.md)."""
+    repo.write("src/a.c", "int a;\n")
+    log = json.loads(render(_about_the_repository(repo), "sarif"))
+    validate_sarif(log)
+    results = {r["properties"]["rule"]: r for r in log["runs"][0]["results"]}
+    for rule in ("spec-absent", "ledger-absent", "marker-missing"):
+        assert results[rule]["locations"] == [], rule
+    uris = {
+        loc["physicalLocation"]["artifactLocation"]["uri"]
+        for r in log["runs"][0]["results"]
+        for loc in r["locations"]
+    }
+    assert uris == {"src/a.c"}  # every path placed is in the tree
+    assert "(commit " + "c" * 40 + ")" in results["marker-missing"]["message"]["text"]
+
+
+def test_a_report_nobody_checked_places_every_path_as_before(repo: Repo) -> None:
+    report = _about_the_repository(repo)
+    report.absent = None
+    results = json.loads(render(report, "sarif"))["runs"][0]["results"]
+    assert [r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in results] == [
+        "specs",
+        ".agents/ledger.jsonl",
+        "src/a.c",
+        PATHLESS_ANCHOR,
+    ]
+    assert all("absentPaths" not in r["properties"] for r in results)
+
+
+def test_preflight_places_no_result_on_a_path_the_tree_lacks(repo: Repo) -> None:
+    repo.commit(GOOD, {"a.txt": "a\n", PATHLESS_ANCHOR: "base: main\n"})
+    _, report, _, log = both(repo, "preflight", "--gate", "spec", "--gate", "ledger")
+    paths = {f["path"] for g in report["gates"] for f in g["findings"]}
+    assert {"specs", ".agents/ledger.jsonl"} <= paths
+    for res in log["runs"][0]["results"]:
+        for loc in res["locations"]:
+            assert (repo.path / loc["physicalLocation"]["artifactLocation"]["uri"]).exists()

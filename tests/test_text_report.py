@@ -106,6 +106,33 @@ def test_a_message_of_several_lines_keeps_its_shape() -> None:
     ]
 
 
+def test_a_refusing_hook_prints_the_errors_alone_unindented_and_capped() -> None:
+    """What a hook prints above its summary line: the errors of each gate, no gate lines, no
+    warnings or notices, at most N per gate and then how many more and what shows them."""
+    from tools.gates import docs, style
+    from tools.report.text import failing_lines, skip_line
+
+    marks = GateResult("conflicts")
+    for n in range(4):
+        marks.add("conflict-marker", f"marker {n}\nnext\x1b", path="a.txt", line=n + 1)
+    warned = GateResult(style.NAME)
+    warned.add("subject-length", "long", commit="a" * 40)
+    notes = GateResult(docs.NAME)
+    notes.add("docs-absent", "none configured")
+    report = Report([warned, marks, notes])
+    assert failing_lines(report, max_findings=2, show_all="tools preflight --staged") == [
+        "error[conflict-marker] a.txt:1: marker 0",
+        "    next\\x1b",
+        "error[conflict-marker] a.txt:2: marker 1",
+        "    next\\x1b",
+        "… 2 more error(s) of conflicts left out: tools preflight --staged prints them all",
+    ]
+    assert len(failing_lines(report, max_findings=0)) == 8
+    skipped = GateResult("trailers").skip("base gone\x1b[2J")
+    assert skip_line(skipped) == "SKIP trailers: base gone\\x1b[2J"
+    assert skip_line(skipped, color=True) == "\x1b[1;33mSKIP\x1b[0m trailers: base gone\\x1b[2J"
+
+
 def test_colour_codes_only_in_text_on_request() -> None:
     gate = GateResult("conflicts")
     gate.add("conflict-marker", "m", path="a.txt", line=1)

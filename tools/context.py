@@ -6,6 +6,7 @@ change); the context reads git once and caches, so preflight shares one read acr
 
 from __future__ import annotations
 
+import os
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -258,6 +259,21 @@ class Context:
             return self.git.staged_blob(path)
         # A regular file inside the repository, within limits.max_file_bytes (SPEC §10).
         return file_reads.read_optional(self.git.worktree_path(path), path, root=self.root)
+
+    def has_path(self, path: str) -> bool:
+        """Whether the tree the gates judged holds ``path``, a file or a folder: the index under
+        ``--staged``; else the working tree, or the commit of ``--head`` / ``--commit``."""
+        if self.opts.staged:
+            return bool(self.git.index_entries_under(path))
+        if os.path.lexists(self.git.worktree_path(path)):
+            return True
+        rev = self.opts.commit or self.opts.head
+        if rev is None:
+            return False
+        listed = self.git.out(
+            "--literal-pathspecs", "ls-tree", "--full-tree", "--name-only", "-z", rev, "--", path
+        )
+        return bool(listed)
 
     def prefetch_staged_changes(self) -> None:
         """Start reading the staged change on a thread; :attr:`staged_changes` waits for it."""

@@ -38,7 +38,7 @@ from tools.errors import UsageError
 from tools.fsio import write_atomic
 from tools.git import Git, run_git
 from tools.options import Options
-from tools.report import GateResult, Report
+from tools.report import Finding, GateResult, Report
 
 HOOKS = ("pre-commit", "commit-msg", "pre-push")
 # The gates that judge the staged change (SPEC §4.9's content gates).
@@ -369,10 +369,15 @@ def commit_has_protocol(git: Git, sha: str) -> bool:
 
 
 def configured(names: tuple[str, ...], config: ProtocolConfig) -> list[str]:
-    """The gates of ``names`` a hook runs: the message gates always (their own ``enabled``
-    keys switch them off, as the commit-msg hook always did), the others as far as
-    ``preflight.gates`` lists them."""
+    """The gates of ``names`` a hook runs: the message gates unless their own ``enabled`` key
+    is false (as the commit-msg hook always did), the others as far as ``preflight.gates``
+    lists them."""
     wanted = set(config.preflight.gates) | set(MESSAGE_GATES)
+    # A message gate its config switches off is not run: a hook has no "disabled" to report.
+    if not config.trailers.enabled:
+        wanted.discard("trailers")
+    if not config.style.enabled:
+        wanted.discard("style")
     return [name for name in names if name in wanted]
 
 
@@ -406,20 +411,148 @@ def pending(git: Git) -> GateResult | None:
     return inplace_pending.run(git)
 
 
-def green_line(report: Report, seconds: float) -> str | None:
-    """The one line of a green hook; None when the report has something to show."""
-    if report.status != "pass":
+# -- what a hook prints ------------------------------------------------------------------------
+
+# The command that prints in full what a hook run leaves out (warnings, findings past the cap).
+_SHOWS = {"pre-commit": "tools preflight --staged", "pre-push": "tools preflight"}
+
+
+def shows(hook: str, args: list[str]) -> str:
+    """The command that prints in full what ``hook`` judged (``args``: git's, for the message
+    file of commit-msg)."""
+    if hook == "commit-msg" and args:
+        return f"tools preflight --message-file {shlex.quote(args[0])}"
+    return _SHOWS.get(hook, "tools preflight")
+
+
+def not_applicable(hook: str, gate: GateResult) -> str | None:
+    """Why ``gate`` cannot apply at ``hook``'s stage, or None when it can (docs/hooks.md):
+    its skip is then no verdict to report, and the hook leaves it out. Only these two:
+
+    - pre-commit, ``conflicts``: the staged change holds no text to examine (no staged blob
+      differs from HEAD: a message-only amend, an empty commit; or every staged file is
+      binary, a link or a submodule), and no path is unmerged;
+    - commit-msg, ``trailers`` and ``style``: the message is one the config leaves out here, a
+      merge's (``trailers.merges: skip``) or a ``fixup!``/``squash!``/``amend!``
+      (``trailers.fixups: allow``); pre-push judges the commits that land.
+
+    Read from what the gate recorded (its stats), never from the words of its reason. Any
+    other skip (a base that does not resolve, a shallow clone, a git too old) is a gate that
+    should have judged and could not: it is shown."""
+    if gate.status != "skip":
         return None
-    findings = [f for g in report.gates for f in g.findings]
-    # Recorded debt (the findings baseline) is counted on the line, not listed on every commit.
-    if any(f.severity != "info" and f.baseline_state != "unchanged" for f in findings):
-        return None
-    debt = sum(1 for f in findings if f.baseline_state == "unchanged")
-    owed = f", {debt} finding{'s' if debt != 1 else ''} of recorded debt (tools baseline show)"
-    n = len(report.gates)
-    if n == 0:
-        return f"tools: nothing to judge ({seconds:.1f} s)\n"
-    return f"tools: {n} gate{'s' if n != 1 else ''} green{owed if debt else ''} ({seconds:.1f} s)\n"
+    stats = gate.stats
+    if hook == "pre-commit" and gate.gate == "conflicts":
+        if stats.get("files") == 0 and not stats.get("unmerged") and not gate.findings:
+            return "no staged text to examine"
+    if hook == "commit-msg" and gate.gate in MESSAGE_GATES and not gate.findings:
+        if stats.get("merges_skipped"):
+            return "a merge's message"
+        if stats.get("fixups"):
+            return "a fixup!/squash!/amend! message"
+    return None
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def _by_gate(findings: list[tuple[str, Finding]]) -> str:
+    counts: dict[str, int] = {}
+    for gate, _ in findings:
+        counts[gate] = counts.get(gate, 0) + 1
+    return ", ".join(f"{gate} {n}" for gate, n in counts.items())
+
+
+def _rules(findings: list[tuple[str, Finding]]) -> str:
+    return ", ".join(dict.fromkeys(f.rule for _, f in findings))
+
+
+def _commits(report: Report) -> int:
+    """The commits a pre-push run judged: per pushed ref, the most any gate read."""
+    per_ref: dict[str, int] = {}
+    for gate in report.gates:
+        n = gate.stats.get("commits")
+        if isinstance(n, int):
+            ref = str(gate.stats.get("ref", ""))
+            per_ref[ref] = max(per_ref.get(ref, 0), n)
+    return sum(per_ref.values())
+
+
+@dataclass(frozen=True)
+class Said:
+    """What a hook run prints: ``out`` (stdout, a green run's one line) and ``err`` (stderr:
+    the findings that fail, the gates that skipped, and the one summary line)."""
+
+    out: str
+    err: str
+
+
+def said(
+    hook: str,
+    report: Report,
+    seconds: float,
+    *,
+    args: list[str] | None = None,
+    color: bool = False,
+    max_findings: int = 50,
+) -> Said:
+    """What ``hook`` prints for ``report``, quiet by design (SPEC §9.3): green, one line on
+    stdout (its warnings and recorded debt counted on it, never listed); refused, the findings
+    that fail and one summary line; a gate that cannot apply at this stage
+    (:func:`not_applicable`) is left out; a gate that skipped for any other reason is one
+    ``SKIP gate: reason`` line, and the summary says the run is not green."""
+    from tools.report.text import failing_lines, skip_line
+
+    show = shows(hook, args or [])
+    silent = {g.gate: why for g in report.gates if (why := not_applicable(hook, g)) is not None}
+    judged = [g for g in report.gates if g.gate not in silent]
+    found = [(g.gate, f) for g in judged for f in g.findings]
+    errors = [(gate, f) for gate, f in found if f.severity == "error"]
+    debt = [(gate, f) for gate, f in found if f.baseline_state == "unchanged"]
+    warnings = [
+        (gate, f)
+        for gate, f in found
+        if f.severity == "warning" and f.baseline_state != "unchanged"
+    ]
+    skipped = [g for g in judged if g.status == "skip"]
+    took = f"({seconds:.1f} s)"
+    notes = []
+    if warnings:
+        it = "it" if len(warnings) == 1 else "them"
+        notes.append(f"{_plural(len(warnings), 'warning')} ({_rules(warnings)}: {show} shows {it})")
+    if debt:
+        owed = "finding" if len(debt) == 1 else "findings"
+        notes.append(f"{len(debt)} {owed} of recorded debt (tools baseline show)")
+    if errors:
+        what = "push" if hook == "pre-push" else "commit"
+        line = f"tools: {what} refused: {_plural(len(errors), 'error')} ({_by_gate(errors)})"
+        if hook == "pre-push":
+            line += f" in {_plural(_commits(report), 'commit')}"
+        if skipped:
+            line += f"; {len(skipped)} skipped ({', '.join(g.gate for g in skipped)})"
+        if warnings:
+            line += f"; {_plural(len(warnings), 'warning')} not shown ({show} shows them)"
+        body = failing_lines(report, color=color, max_findings=max_findings, show_all=show)
+        body += [skip_line(g, color=color) for g in skipped]
+        return Said("", "\n".join([*body, f"{line} {took}"]) + "\n")
+    if skipped:
+        passed = len(judged) - len(skipped)
+        line = (
+            f"tools: not green: {_plural(passed, 'gate')} green, {len(skipped)} skipped "
+            f"({', '.join(g.gate for g in skipped)})"
+        )
+        line += "".join(f"; {note}" for note in notes)
+        body = [skip_line(g, color=color) for g in skipped]
+        return Said("", "\n".join([*body, f"{line} {took}"]) + "\n")
+    if not judged:
+        if silent:
+            why = "; ".join(dict.fromkeys(silent.values()))
+            return Said(f"tools: nothing to judge at this stage ({why}) {took}\n", "")
+        return Said(f"tools: nothing to judge {took}\n", "")
+    line = f"tools: {_plural(len(judged), 'gate')} green"
+    line += "".join(f", {note}" for note in notes)
+    return Said(f"{line} {took}\n", "")
 
 
 def elapsed_since(start: float) -> float:

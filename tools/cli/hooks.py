@@ -16,7 +16,7 @@ import typer
 from tools.cli.common import TEXT, ResultType, color_wanted, command, emit, new_app, show
 from tools.errors import UsageError
 from tools.options import Options
-from tools.report import GateResult, Report, render
+from tools.report import GateResult, Report
 
 if TYPE_CHECKING:
     from tools.git import Git
@@ -51,16 +51,17 @@ def _stdin_bytes() -> bytes:
     return stream.read() if stream is not None else sys.stdin.read().encode()
 
 
-def _show(report: Report, started: float, *, what: str) -> None:
+def _show(report: Report, started: float, hook: str, args: list[str]) -> None:
+    """Print what the hook says (quiet when green: :func:`tools.hooks.said`)."""
     from tools import hooks
 
-    line = hooks.green_line(report, hooks.elapsed_since(started))
-    if line is not None:
-        emit(line)
-        return
-    emit(render(report, "text", summary=True, color=color_wanted(sys.stderr)), err=True)
-    if report.status == "fail":
-        emit(f"tools: {what} refused (the findings above say why)\n", err=True)
+    said = hooks.said(
+        hook, report, hooks.elapsed_since(started), args=args, color=color_wanted(sys.stderr)
+    )
+    if said.out:
+        emit(said.out)
+    if said.err:
+        emit(said.err, err=True)
 
 
 def hooks_run(opts: Options, hook: HookArg, args: ArgsArg = None) -> None:
@@ -83,7 +84,7 @@ def hooks_run(opts: Options, hook: HookArg, args: ArgsArg = None) -> None:
         raise typer.Exit(1)
     blocked = hooks.pending(git)
     if blocked is not None:
-        _show(Report([blocked]), started, what=_what(hook))
+        _show(Report([blocked]), started, hook, args)
         raise typer.Exit(1)
     if hook == "commit-msg" and len(args) != 1:
         raise UsageError("the commit-msg hook takes one argument: the message file")
@@ -103,12 +104,8 @@ def hooks_run(opts: Options, hook: HookArg, args: ArgsArg = None) -> None:
             emit(hooks.NO_PROTOCOL)
             raise typer.Exit(0)
         report = judged
-    _show(report, started, what=_what(hook))
+    _show(report, started, hook, args)
     raise typer.Exit(report.exit_code())
-
-
-def _what(hook: str) -> str:
-    return {"pre-commit": "commit", "commit-msg": "commit", "pre-push": "push"}[hook]
 
 
 def _pre_push(git: Git, opts: Options, stdin: bytes) -> Report | None:

@@ -99,4 +99,9 @@ def judged(ctx: Context, results: list[GateResult]) -> Report:
     severities.apply(report, ctx.config)
     baseline.apply(report, ctx)
     report.meta = ctx.describe()
+    if ctx.opts.fmt in ("sarif", "github"):
+        # Only these place findings on paths; the others pay no read for it.
+        from tools.report.model import mark_absent
+
+        mark_absent(report, ctx.has_path)
     return report

@@ -7,6 +7,8 @@ write a report in each output format; nothing here knows the formats.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable
 from typing import Any, Literal, NamedTuple
 
 from tools.report.registry import Severity, UndeclaredRule, lookup
@@ -171,15 +173,39 @@ class GateResult:
         }
 
 
+# Where a finding that names no file present in the judged tree is anchored for code scanning:
+# the protocol's conventional home (renderers place nothing on a path the tree lacks).
+PROTOCOL_ANCHOR = ".agents/protocol.yaml"
+
+
 class Report:
     """The gates a command ran; their statuses make its verdict and exit code."""
 
-    __slots__ = ("gates", "meta")
+    __slots__ = ("gates", "meta", "absent")
 
     def __init__(self, gates: list[GateResult]) -> None:
         self.gates = gates
         # What was judged: the tool, the effective config's sha256, the range (SPEC §3.2).
         self.meta: dict[str, Any] = {}
+        # The repo-relative paths of :meth:`paths` that the judged tree lacks, as whoever
+        # built the report found them (:func:`mark_absent`); None: not looked at, every path
+        # is taken as present. Renderers read it and never look at a tree themselves.
+        self.absent: frozenset[str] | None = None
+
+    def paths(self) -> set[str]:
+        """Every repo-relative path a renderer may place a result on: each finding's path and
+        sites, and :data:`PROTOCOL_ANCHOR` (absolute paths, inputs outside the repository,
+        are left out)."""
+        found = {PROTOCOL_ANCHOR}
+        for gate in self.gates:
+            for f in gate.findings:
+                found.update(site.path for site in f.places())
+        return {path for path in found if path and not os.path.isabs(path)}
+
+    def present(self, path: str) -> bool:
+        """Whether ``path`` is in the judged tree, as far as the report knows (True when
+        nobody looked)."""
+        return self.absent is None or path not in self.absent
 
     @property
     def status(self) -> Status:
@@ -219,3 +245,11 @@ def summary_line(report: Report) -> str:
     passed = len(report.gates) - len(failed) - len(skipped)
     parts.append(f"{passed} passed")
     return "Not green: " + ", ".join(parts) + "."
+
+
+def mark_absent(report: Report, exists: Callable[[str], bool]) -> Report:
+    """Record on ``report`` which of its :meth:`~Report.paths` the judged tree lacks,
+    ``exists`` telling for each (a file or a folder of the tree the gates judged: the index,
+    a commit, or the working tree); ``report`` itself, for chaining."""
+    report.absent = frozenset(path for path in sorted(report.paths()) if not exists(path))
+    return report

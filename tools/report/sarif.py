@@ -3,7 +3,9 @@
 One run whose driver is ``tools``; the driver lists every declared rule of the gates in the
 report (ids ``<gate>/<rule>``, since several gates declare the same rule id, e.g.
 ``range-empty``); one result per finding; a skipped gate is a tool execution notification, so
-it never vanishes from the log. See docs/output-formats.md for the mapping and its reasons.
+it never vanishes from the log. A result is never placed on a path the judged tree lacks (the
+report's ``absent``, read, never looked up here). See docs/output-formats.md for the mapping and
+its reasons.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Any
 from urllib.parse import quote
 
 from tools import __version__
-from tools.report.model import Finding, GateResult, Report
+from tools.report.model import PROTOCOL_ANCHOR, Finding, GateResult, Report
 from tools.report.registry import Rule, declared
 from tools.report.render_options import RenderOptions
 
@@ -25,10 +27,13 @@ SARIF_SCHEMA_URI = (
 )
 SRCROOT = "%SRCROOT%"
 # GitHub code scanning rejects a whole upload when one result has no file location, and a
-# commit-message finding concerns no file: such findings are anchored (file-level, no line) at
-# the protocol's conventional home, the contract they enforce, and name their commit in a
-# logical location, in the message and in the properties.
-PATHLESS_ANCHOR = ".agents/protocol.yaml"
+# commit-message finding concerns no file, nor does one about the repository (a folder or a
+# file it lacks): such findings are anchored (file-level, no line) at the protocol's
+# conventional home, the contract they enforce, where the judged tree has it, and name their
+# commit in a logical location, in the message and in the properties. Where the tree lacks it
+# too, they have no location at all (SARIF 2.1.0 §3.27.12): a result is never placed on a
+# path that does not exist.
+PATHLESS_ANCHOR = PROTOCOL_ANCHOR
 LEVELS = {"error": "error", "warning": "warning", "info": "note"}
 SKIPPED = "gate-skipped"
 FINGERPRINT_KEY = "toolsFinding/v1"
@@ -109,9 +114,12 @@ def _physical(path: str, line: int | None, end_line: int | None = None) -> dict[
     return {"physicalLocation": physical}
 
 
-def _location(f: Finding) -> dict[str, Any]:
-    if f.path:
-        return _physical(f.path, f.line, f.end_line)
+def _about_the_repository(f: Finding, present: bool) -> list[dict[str, Any]]:
+    """The locations of a finding placed on no file of the tree: the anchor, file-level, with
+    its commit as a logical location (``present``: the judged tree has the anchor); none
+    where the tree lacks the anchor too."""
+    if not present:
+        return []
     location: dict[str, Any] = {
         "physicalLocation": {"artifactLocation": artifact_uri(PATHLESS_ANCHOR)}
     }
@@ -120,17 +128,24 @@ def _location(f: Finding) -> dict[str, Any]:
             {"name": f.commit[:12], "fullyQualifiedName": f.commit, "kind": "commit"}
         ]
         location["message"] = {"text": f"commit {f.commit}"}
-    return location
+    return [location]
 
 
-def _locations(f: Finding) -> list[dict[str, Any]]:
-    """One location per site of the finding (a ratchet regression's every new site)."""
-    if not f.sites:
-        return [_location(f)]
-    return [_physical(site.path, site.line) for site in f.sites]
+def _locations(report: Report, f: Finding) -> list[dict[str, Any]]:
+    """One location per site of the finding that the judged tree has (a ratchet regression's
+    every new site); a finding with none is about the repository (or a commit)."""
+    if f.sites:
+        placed = [_physical(s.path, s.line) for s in f.sites if report.present(s.path)]
+    elif f.path and report.present(f.path):
+        placed = [_physical(f.path, f.line, f.end_line)]
+    else:
+        placed = []
+    return placed or _about_the_repository(f, report.present(PATHLESS_ANCHOR))
 
 
-def _result(gate: GateResult, f: Finding, index: int, seen: dict[str, int]) -> dict[str, Any]:
+def _result(
+    report: Report, gate: GateResult, f: Finding, index: int, seen: dict[str, int]
+) -> dict[str, Any]:
     message = f.message
     if f.path is None and f.line is not None:
         message += f" (line {f.line})"
@@ -139,12 +154,16 @@ def _result(gate: GateResult, f: Finding, index: int, seen: dict[str, int]) -> d
     properties: dict[str, Any] = {"gate": gate.gate, "rule": f.rule, "commit": f.commit}
     if f.path is None and f.line is not None:
         properties["line"] = f.line
+    missing = [p.path for p in f.places() if not report.present(p.path)]
+    if missing:
+        # Named, never placed: the paths the finding is about that the judged tree lacks.
+        properties["absentPaths"] = [_text(path) for path in missing]
     out = {
         "ruleId": rule_id(gate.gate, f.rule),
         "ruleIndex": index,
         "level": LEVELS[f.severity],
         "message": {"text": _text(message)},
-        "locations": _locations(f),
+        "locations": _locations(report, f),
         "partialFingerprints": {FINGERPRINT_KEY: _fingerprint(gate.gate, f, seen)},
         "properties": properties,
     }
@@ -163,7 +182,7 @@ def to_sarif(report: Report, *, fail_on_skip: bool = False) -> dict[str, Any]:
     seen: dict[str, int] = {}
     for gate in report.gates:
         for f in gate.findings:
-            results.append(_result(gate, f, rules.of(gate.gate, f), seen))
+            results.append(_result(report, gate, f, rules.of(gate.gate, f), seen))
     skipped = [g for g in report.gates if g.status == "skip"]
     # Under --fail-on-skip a skip fails the command, so it is reported at that level.
     skip_level = "error" if fail_on_skip else "warning"

@@ -80,14 +80,40 @@ def _gate_detail(gate: GateResult) -> str:
     return f" ({', '.join(parts)})" if parts else ""
 
 
-def _finding_lines(f: Finding, color: bool) -> list[str]:
+def finding_lines(f: Finding, *, color: bool = False, indent: str = "  ") -> list[str]:
+    """One finding: ``severity[rule] where: message``, after ``indent``; a message of several
+    lines keeps its shape, indented under its first."""
     where = _where(f)
-    head = "  " + _paint(f"{f.severity}[{f.rule}]", f.severity, color)
+    head = indent + _paint(f"{f.severity}[{f.rule}]", f.severity, color)
     if where:
         head += " " + _paint(where, "dim", color) + ":"
     first, *rest = f.message.split("\n")
-    # A message of several lines keeps its shape, indented under its finding.
-    return [f"{head} {visible(first)}"] + [f"      {visible(line)}" for line in rest]
+    return [f"{head} {visible(first)}"] + [f"{indent}    {visible(line)}" for line in rest]
+
+
+def skip_line(gate: GateResult, *, color: bool = False) -> str:
+    """``SKIP gate: reason``: a gate that could not judge, never shown as green."""
+    word = _paint(_HEAD["skip"], "skip", color)
+    return f"{word} {visible(gate.gate)}: {visible(gate.reason or '')}"
+
+
+def failing_lines(
+    report: Report, *, color: bool = False, max_findings: int = 50, show_all: str = ""
+) -> list[str]:
+    """What a refusing hook prints above its one summary line: the findings that fail (the
+    errors), gate by gate in the report's order, unindented; at most ``max_findings`` per gate
+    (0: all), then one line with how many more and ``show_all``, the command that prints
+    them all."""
+    lines: list[str] = []
+    for gate in report.gates:
+        errors = [f for f in gate.findings if f.severity == "error"]
+        cap = max_findings or len(errors)
+        for f in errors[:cap]:
+            lines.extend(finding_lines(f, color=color, indent=""))
+        if len(errors) > cap:
+            more = f"… {len(errors) - cap} more error(s) of {gate.gate} left out"
+            lines.append(more + (f": {show_all} prints them all" if show_all else ""))
+    return lines
 
 
 def _statistics(gate: GateResult) -> list[str]:
@@ -117,7 +143,7 @@ def render_text(report: Report, options: RenderOptions = RenderOptions()) -> str
             continue
         cap = text.max_findings or len(gate.findings)
         for f in gate.findings[:cap]:
-            lines.extend(_finding_lines(f, color))
+            lines.extend(finding_lines(f, color=color))
         if len(gate.findings) > cap:
             lines.append(
                 f"  … {len(gate.findings) - cap} more finding(s) of {gate.gate} left out: "
