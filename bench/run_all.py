@@ -87,6 +87,12 @@ BENCHES: list[tuple[str, list[str], str]] = [
         "markdown of tests/hostile.py, beside the whole read of tools.markdown.parse.",
     ),
     (
+        "C stripper against gcc",
+        ["bench_cstrip_differential.py", "--files", "10000"],
+        "Where gcc's lexer (`g++ -E -fdebug-cpp`) finds code and `strip: c` leaves it, on 10,000 "
+        "generated adversarial files and the whole of /usr/include (and the CUDA headers).",
+    ),
+    (
         "Hostile input",
         ["bench_hostile.py", "--runs", "5"],
         "Every parser family on its 1 MiB adversarial inputs (tests/hostile.py), memo caches "
@@ -121,6 +127,12 @@ BENCHES: list[tuple[str, list[str], str]] = [
         "`tools index check` on a 1,000,000-row index (one row appended; one row edited), "
         "`tools preflight` on the edited repository, `tools ledger verify` of a ledger holding "
         "one 100 MB record (clean; tampered).",
+    ),
+    (
+        "Trust, second pass",
+        ["bench_trust.py", "--runs", "5"],
+        "How fast the read bounds refuse a hostile file: a findings baseline of 1,000,000 "
+        "entries (its size; its node count), committed links to /dev/zero.",
     ),
     (
         "Adoption",

@@ -1,181 +1,340 @@
 """Blank C/C++ comments and string and character literals, keeping every line where it was.
 
-Source comes from pull requests, so this is a linear scan: one regex finds the next place
-where something may start (``//``, ``/*``, a quote), and ``str.find`` jumps to where it ends.
-Blanked characters become spaces and newlines stay, so line numbers (and columns) are those of
-the original text. What is recognised:
+Source comes from pull requests, and a ratchet must see every device site the compiler sees,
+so this is a lexer that follows the C++17 lexical grammar, in one linear pass (a C file is
+read by the same rules; see the end for where C differs):
 
-- ``//`` comments (continued by a backslash at the end of the line, as the preprocessor
-  splices lines) and ``/* */`` comments (an unclosed one runs to the end of the text);
-- string literals with any prefix (``u8``, ``u``, ``U``, ``L``) and raw strings
-  (``R"delim( … )delim"``, which may span lines); the quotes stay, the contents are blanked;
-- character literals, told apart from C++14 digit separators (``1'000'000``) and from an
-  apostrophe inside a word (``#error don't``) by the character before the quote;
-- the operand of ``#include`` / ``#include_next`` / ``#import`` is kept (``"a/cuda/b.h"``
-  and ``<a//b.h>`` alike), so include buckets still see it.
+1. Line splices first (translation phase 2): a backslash, optional blanks (gcc accepts them,
+   with a warning) and a line ending are removed wherever they are, inside a word, a ``//``,
+   a ``/*`` or a literal. A line ending is ``\\n``, ``\\r\\n`` or a lone ``\\r`` (gcc reads all
+   three as one, so a ``\\r`` ends a ``//`` comment and an ordinary literal too).
+2. Then the preprocessing tokens (phase 3), scanned left to right:
 
-An ordinary literal never runs past the end of its line (unless a backslash continues it):
-a stray quote blanks the rest of its line, never the rest of the file.
+   - *pp-number* ([lex.ppnumber]): a digit or ``.`` digit, then digits, identifier
+     characters, ``.``, ``e+ e- E+ E- p+ p- P+ P-``, and ``'`` followed by a digit or a
+     letter or ``_`` (a digit separator: ``1'000'000``, ``0x1'ff``). A sign follows only an
+     ``e`` or ``p`` that is not the letter of a separator (``1'e+5`` is ``1'e``, ``+``,
+     ``5``). As gcc does, adjacent separators stay in the number (``1''2``, an error);
+   - *identifier*: a letter, ``_``, ``$``, a universal character name or any non-ASCII
+     character, then those and digits. An identifier (a keyword alike) ends before a quote,
+     so ``case'"':`` is ``case`` and the character literal ``'"'``. The identifiers ``u8 u
+     U L`` glued to a quote are encoding prefixes; ``R u8R uR UR LR`` glued to ``"`` open a
+     raw string;
+   - *character and string literals*: up to the closing quote, backslash escapes skipped;
+     one not closed on its line ends at the end of that line (gcc warns "missing
+     terminating ' character" and goes on), so a stray quote blanks the rest of its line,
+     never the rest of the file;
+   - *raw strings* ``R"delim( … )delim"``: read on the text as written (phase 2 is undone in
+     them, as the standard says), so they may span lines and a backslash at a line's end
+     inside them splices nothing. A delimiter of up to 16 characters of the basic set (no
+     blank, no ``( ) \\``); past a character that cannot be one, the literal runs to the
+     next ``"``, as gcc reads it; one never closed runs to the end of the text;
+   - *comments*: ``//`` to the end of its (spliced) line, ``/* */`` (an unclosed one runs to
+     the end of the text).
+
+What is blanked: comments whole, and a literal's contents — everything between its opening
+and closing quote (a raw string's delimiter and parentheses too). Prefixes, quotes and suffixes
+stay, as does everything else, splices outside comments and literals included. Blanked
+characters become spaces and line endings (``\\n`` and ``\\r``) stay, so line numbers (and
+columns) are those of the original text.
+
+One exception to the grammar, for include buckets: the operand of ``#include`` /
+``#include_next`` / ``#import`` (``#`` or ``%:`` first on its line, blanks and comments
+aside) is kept as written, quoted or angled (``"a/cuda/b.h"``, ``<a//b.h>``), to its
+closing quote or ``>``, or to the end of its line when it has none.
+
+Not modelled, each time the C++17 reading is the one taken: trigraphs (gone in C++17; gcc
+replaces them only under ``-trigraphs`` or a strict ISO ``-std`` before C++17), and C's own
+readings where ISO C lacks a C++ token (no raw strings, which GNU C has; no digit separators
+before C23).
+
+The scan searches for the next character that can start anything (a quote, ``/``, ``#``,
+``%``) and reads what starts there with one regex match; before a quote it lexes only the
+run of word characters glued to it, from that run's first token, to tell a digit separator
+from a literal and a raw-string prefix from a word. Each character is read a bounded number
+of times (possessive patterns, which never backtrack), so time is linear in the text.
+tests/test_cstrip_differential.py holds the result to gcc's own lexer.
 """
 
 from __future__ import annotations
 
 import re
+from array import array
+from bisect import bisect_right
+from itertools import accumulate
+from operator import sub
 
-_SPECIAL = re.compile(r"/[/*]|[\"']")
-# Unrolled loops: each character is consumed one way only, so no backtracking.
-_BODY = {
-    '"': re.compile(r'[^"\\\n]*(?:\\[\s\S][^"\\\n]*)*'),
-    "'": re.compile(r"[^'\\\n]*(?:\\[\s\S][^'\\\n]*)*"),
-}
-_DIRECTIVE = re.compile(r"#[ \t]*(?:include_next|include|import)[ \t]*([<\"])")
-_BLANKS = re.compile(r"[ \t]*")
-_RAW_DELIM_MAX = 16
+# Phase 2. gcc ends a line at \n, \r\n and a lone \r alike.
+_SPLICE = re.compile(r"\\[ \t\f\v]*(?:\r\n?|\n)")
+
+# Identifier characters. Every non-ASCII character counts as a letter: gcc takes those that
+# may appear in an identifier, and a file holding any other outside a literal or comment is
+# one gcc rejects.
+_ID = r"0-9A-Za-z_$\x80-\U0010ffff"
+_UCN = r"\\u[0-9A-Fa-f]{4}|\\U[0-9A-Fa-f]{8}"
+_IDENT = rf"(?:[A-Za-z_$\x80-\U0010ffff]|{_UCN})(?:[{_ID}]++|{_UCN})*+"
+# The run excludes e, E, p, P so that each of them can take a sign; the letter after a
+# separator is consumed with it, so it takes none. gcc also lets a sign follow a UCN whose
+# spelling ends in e or E (it looks at the character before the sign).
+_PPNUM = (
+    rf"\.?[0-9](?:[eEpP][+-]?|'++[0-9A-Za-z_]|[0-9A-DF-OQ-Za-df-oq-z_$.\x80-\U0010ffff]++"
+    rf"|(?:{_UCN})(?:(?<=[eE])[+-])?)*+"
+)
+# Only these characters can start a comment, a literal or a directive.
+_TRIGGER = re.compile(r"[\"'/#%]")
+# What a word or a number glued before a quote can hold (no trigger character among them).
+_RUN = frozenset("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_$.+-\\")
+# Over such a run, from a token's start: whole identifiers not glued to a quote, whole
+# pp-numbers (their separators inside, so they may run past the quote), the rest one by
+# one. It stops at the identifier glued to the quote, at the quote, or past the number
+# that holds it.
+_AHEAD = re.compile(
+    rf"(?:{_IDENT}(?![\"'])|{_PPNUM}|[+\-.]|\\(?!u[0-9A-Fa-f]{{4}}|U[0-9A-Fa-f]{{8}}))*+"
+)
+# A backslash escapes the next character, but a line ending: one just before it (what a
+# splice leaves when the next line is empty) is the last character of an unclosed literal.
+_BODY = r"[^{q}\\\n\r]*+(?:\\[^\n\r][^{q}\\\n\r]*+)*+\\?+"
+# A closed literal takes the word glued to it as its suffix (C++11 user-defined literals,
+# spelled as gcc reads them): in ``"a"R"(x)"`` that ``R`` opens no raw string.
+_SUFFIX = r"(?:[A-Za-z_][0-9A-Za-z_]*+)?"
 
 
-def _ident(ch: str) -> bool:
-    return ch.isalnum() or ch == "_"
+def _literal(name: str, quote: str) -> str:
+    """An ordinary literal from its opening quote: the body (group ``name`` + "b"), then the
+    closing quote and its suffix when it closes on its line."""
+    body = _BODY.format(q=quote)
+    return rf"(?P<{name}>{quote})(?P<{name}b>{body})(?:{quote}{_SUFFIX})?"
+
+
+# What starts at a trigger (or at the word glued before a quote).
+_NEXT = re.compile(
+    "|".join(
+        [
+            r"(?P<line>//[^\n\r]*+)",
+            r"(?P<block>/\*(?:[^*]++|\*(?!/))*+(?:\*/)?)",
+            _literal("dq", '"'),
+            _literal("sq", "'"),
+            r'(?P<raw>(?:u8|[uUL])?R)(?=")',
+            rf"(?P<word>{_IDENT})",  # any other word glued to a quote
+            r"(?P<hash>#|%:)",
+        ]
+    )
+)
+_GAP = r"(?:[ \t\f\v]++|/\*(?:[^*]++|\*(?!/))*+\*/)*+"  # blanks and closed comments
+_INCLUDE = re.compile(rf"(?:#|%:){_GAP}(?:include_next|include|import)(?![{_ID}\\]){_GAP}([<\"])")
+_SUFFIX_AT = re.compile(_SUFFIX)
+# A raw string's delimiter: the basic character set but blanks, parentheses and backslash.
+_DELIM = re.compile(r"[0-9A-Za-z_{}\[\]#<>%:;.?*+\-/^&|~!=,\"']{0,16}")
+_EOL = re.compile(r"[\n\r]")
+_NOT_EOL = re.compile(r"[^\n\r]+")
+_ONE_NOT_EOL = re.compile(r"[^\n\r]")
+
+
+def _spaces(m: re.Match[str]) -> str:
+    return " " * (m.end() - m.start())
 
 
 def blank(segment: str) -> str:
-    """``segment`` with every character but ``\\n`` turned into a space."""
-    if "\n" not in segment:
+    """``segment`` with every character but ``\\n`` and ``\\r`` turned into a space."""
+    if "\n" not in segment and "\r" not in segment:
         return " " * len(segment)
-    return "\n".join(" " * len(part) for part in segment.split("\n"))
+    if len(segment) < 64:  # short (a splice in a literal): no call back per run
+        return _ONE_NOT_EOL.sub(" ", segment)
+    return _NOT_EOL.sub(_spaces, segment)
 
 
-def include_spans(text: str, stop: int | None = None) -> list[tuple[int, int]]:
-    """The operands of the include directives (``#`` first on its line, blanks aside) that
-    start before ``stop``, as spans in order: from the opening ``"`` or ``<`` through the
-    closing one, or to the end of the line when it is not closed."""
-    spans: list[tuple[int, int]] = []
-    if "#" not in text:
-        return spans
+class _Spliced:
+    """The text with its line splices removed, and the maps between the two index spaces."""
+
+    __slots__ = ("text", "flat_at", "shift", "cut_start", "cut_end")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        spans = [m.span() for m in _SPLICE.finditer(text)] if "\\" in text else []
+        self.cut_start = array("q", [a for a, _ in spans])  # where each splice starts, ends
+        self.cut_end = array("q", [b for _, b in spans])
+        # Characters removed up to and including each splice, and where the character after
+        # each splice lands in the spliced text.
+        self.shift = array("q", accumulate(b - a for a, b in spans))
+        self.flat_at = array("q", map(sub, self.cut_end, self.shift))
+        if spans:
+            self.text = _SPLICE.sub("", text)
+
+    def orig(self, k: int) -> int:
+        """Where the spliced text's character ``k`` is in the text."""
+        j = bisect_right(self.flat_at, k)
+        return k + self.shift[j - 1] if j else k
+
+    def flat(self, o: int) -> int:
+        """Where the text's index ``o`` (not inside a splice) is in the spliced text."""
+        j = bisect_right(self.cut_end, o)
+        return o - self.shift[j - 1] if j else o
+
+    def count_before(self, o: int) -> int:
+        """How many characters of the spliced text come from the text before ``o``."""
+        j = bisect_right(self.cut_end, o)
+        gone = self.shift[j - 1] if j else 0
+        if j < len(self.cut_start) and self.cut_start[j] < o:
+            gone += o - self.cut_start[j]
+        return o - gone
+
+
+def _same(k: int) -> int:
+    return k
+
+
+def _raw_end(text: str, q: int) -> tuple[int, int, bool]:
+    """The raw string whose ``"`` is at ``q``: where its contents end (its closing ``"``, or
+    the end of the text), where it ends, and whether it is well formed (then a suffix may
+    follow)."""
     n = len(text)
-    line_start, scanned, first = 0, 0, -1  # first: where the current line's text begins
-    for m in _DIRECTIVE.finditer(text, 0, n if stop is None else stop):
-        h = m.start()
-        nl = text.rfind("\n", scanned, h)  # each stretch is searched once: linear
-        scanned = h
-        if nl >= 0 or first < 0:
-            line_start = nl + 1 if nl >= 0 else line_start
-            blanks = _BLANKS.match(text, line_start)
-            first = blanks.end() if blanks else line_start
-        if h != first:
-            continue
-        q = m.start(1)
-        eol = text.find("\n", q)
-        eol = n if eol < 0 else eol
-        close = text.find(">" if m.group(1) == "<" else '"', q + 1, eol)
-        spans.append((q, close + 1 if close >= 0 else eol))
-    return spans
+    d = _DELIM.match(text, q + 1)
+    k = d.end() if d else q + 1
+    if k < n and text[k] == "(":
+        close = text.find(")" + text[q + 1 : k] + '"', k + 1)
+        if close < 0:
+            return n, n, False
+        inner = close + k - q
+        return inner, inner + 1, True
+    # Not a delimiter: gcc reports the character at k and reads on to the next quote.
+    close = text.find('"', k + 1) if k < n else -1
+    return (n, n, False) if close < 0 else (close, close + 1, False)
 
 
-def _char_prefix(text: str, p: int) -> bool:
-    """Whether the quote at ``p`` opens a character literal, judged by what precedes it."""
-    if p == 0 or not _ident(text[p - 1]):
-        return True
-    # After a word character the quote is a literal only behind an encoding prefix.
-    if text[p - 1] in "uUL" and (p < 2 or not _ident(text[p - 2])):
-        return True
-    return text[p - 2 : p] == "u8" and (p < 3 or not _ident(text[p - 3]))
-
-
-def _raw_string_end(text: str, p: int) -> tuple[int, bool] | None:
-    """If the ``"`` at ``p`` opens a raw string: the index just past its end, and whether it
-    is closed (an unclosed one runs to the end of the text)."""
-    if p == 0 or text[p - 1] != "R":
-        return None
-    k = p - 1
-    if text[k - 2 : k] == "u8":
-        k -= 2
-    elif k > 0 and text[k - 1] in "uUL":
-        k -= 1
-    if k > 0 and _ident(text[k - 1]):
-        return None
-    paren = text.find("(", p + 1, p + 2 + _RAW_DELIM_MAX)
-    if paren < 0:
-        return None
-    delim = text[p + 1 : paren]
-    if any(ch in delim for ch in ' ()\\\t\v\f\n"'):
-        return None
-    close = text.find(")" + delim + '"', paren + 1)
-    return (len(text), False) if close < 0 else (close + len(delim) + 2, True)
-
-
-def _line_comment_end(text: str, p: int) -> int:
-    """The newline that ends the ``//`` comment at ``p`` (splices followed)."""
-    pos = p
-    while True:
-        nl = text.find("\n", pos)
-        if nl < 0:
-            return len(text)
-        back = nl - 1
-        if back > p and text[back] == "\r":
-            back -= 1
-        if back > p + 1 and text[back] == "\\":
-            pos = nl + 1
-            continue
-        return nl
+def _line_start(s: str, p: int, comment_end: int, comment_clean: bool) -> bool:
+    """Whether only blanks and comments precede ``p`` on its line (``comment_end``: where the
+    last block comment ended; ``comment_clean``: whether that held where it began)."""
+    j = p
+    while j and s[j - 1] in " \t\f\v":
+        j -= 1
+    return j == 0 or s[j - 1] in "\n\r" or (j == comment_end and comment_clean)
 
 
 def strip_c(text: str, upto: int | None = None) -> str:
-    """``text`` with comments and literals blanked (same length, same newlines).
+    """``text`` with comments and literals blanked (same length, same line endings).
 
     ``upto``: only the part before this index is needed; the scan stops at the first
     comment or literal that starts at or after it (the rest is returned as it is)."""
     n = len(text)
-    stop = n if upto is None else upto
-    spans = include_spans(text, stop)
-    nspans, si = len(spans), 0
+    sp = _Spliced(text)
+    s = sp.text
+    joined = s is not text
+    if upto is None or upto >= n:
+        stop = len(s)
+    else:
+        stop = sp.count_before(upto) if joined else upto
+    orig = sp.orig if joined else _same
+    flat_at, shift = sp.flat_at, sp.shift
+    size = len(s)
     out: list[str] = []
     push = out.append
-    copied = i = 0  # text[:copied] is already in out; the next search starts at i
-    search = _SPECIAL.search
-    find = text.find
+    copied = i = 0  # text[:copied] is in out; the scan goes on at s[i]
+    keep_from = keep_to = -1  # an include operand, kept as written
+    comment_end, comment_clean = -1, False
+    match, find, ahead = _NEXT.match, _TRIGGER.search, _AHEAD.match
     while True:
-        m = search(text, i, stop)
-        if m is None:
+        t = find(s, i)
+        if t is None:
             break
-        p = m.start()
-        while si < nspans and spans[si][1] <= p:
-            si += 1
-        if si < nspans and spans[si][0] <= p:
-            i = spans[si][1]  # inside an include operand: kept as written
-            continue
-        c = text[p]
-        if c == "/":
-            if text[p + 1] == "/":
-                end = find("\n", p)
-                if end < 0:
-                    end = n
-                elif text[end - 1] in "\\\r":  # maybe a splice: the careful way
-                    end = _line_comment_end(text, p)
-            else:
-                end = find("*/", p + 2)
-                end = n if end < 0 else end + 2
-            push(text[copied:p])
-            push(blank(text[p:end]))
-        else:
-            if c == "'" and p and not _char_prefix(text, p):
-                i = p + 1  # a digit separator or an apostrophe inside a word
+        j = t.start()
+        if j >= stop:
+            break
+        c = s[j]
+        if c == "/" or c == "%":
+            if not s.startswith(("//", "/*") if c == "/" else "%:", j):
+                i = j + 1
                 continue
-            raw = _raw_string_end(text, p) if c == '"' and p and text[p - 1] == "R" else None
-            if raw is not None:
-                end = raw[0]
-                inner_end = end - 1 if raw[1] else end
+        elif c != "#":  # a quote: what is glued before it decides what it opens
+            w = j
+            while w > i and (s[w - 1] in _RUN or s[w - 1] >= "\x80"):
+                w -= 1
+            if w < j:
+                run = ahead(s, w)
+                k = run.end() if run is not None else w
+                if k > j:  # a digit separator, inside a number
+                    i = k
+                    continue
+                j = k
+        m = match(s, j)
+        if m is None:  # never: each trigger starts one of the alternatives
+            i = j + 1
+            continue
+        kind = m.lastgroup
+        if kind == "dqb" or kind == "sqb":  # a literal (its body is the last group matched)
+            inner = m.end(kind)
+            p = m.start()
+            if p >= stop:
+                break
+            if keep_from <= p < keep_to:
+                i = keep_to
+                continue
+            i = m.end()
+            if joined:  # the two ends in the text (orig, inlined: this is the hot path)
+                k = bisect_right(flat_at, p)
+                a = p + 1 + (shift[k - 1] if k else 0)
+                if inner < size:
+                    k = bisect_right(flat_at, inner, k)
+                    b = inner + (shift[k - 1] if k else 0)
+                else:
+                    b = n
+                if b > a:
+                    push(text[copied:a])
+                    push(blank(text[a:b]))
+                    copied = b
+            elif inner > p + 1:  # without splices, a literal's body holds no line ending
+                push(text[copied : p + 1])
+                push(" " * (inner - p - 1))
+                copied = inner
+            continue
+        p = m.start()
+        if p >= stop:
+            break
+        if keep_from <= p < keep_to:
+            i = keep_to
+            continue
+        e = m.end()
+        if kind == "line":
+            if joined:
+                a, b = orig(p), orig(e) if e < size else n
+                push(text[copied:a])
+                push(blank(text[a:b]))
             else:
-                body = _BODY[c].match(text, p + 1)
-                inner_end = body.end() if body else p + 1
-                end = inner_end + 1 if inner_end < n and text[inner_end] == c else inner_end
-            push(text[copied : p + 1])
-            push(
-                " " * (inner_end - p - 1)
-                if inner_end - p < 3 or "\n" not in text[p:inner_end]
-                else blank(text[p + 1 : inner_end])
-            )
-            push(text[inner_end:end])
-        copied = i = end
+                a, b = p, e
+                push(text[copied:a])
+                push(" " * (e - p))
+            copied, i = b, e
+        elif kind == "block":
+            clean = _line_start(s, p, comment_end, comment_clean)
+            comment_end, comment_clean = e, clean
+            a = orig(p)
+            b = orig(e - 1) + 1 if s.endswith("*/", p + 2, e) else n
+            push(text[copied:a])
+            push(blank(text[a:b]))
+            copied, i = b, e
+        elif kind == "word":
+            i = e  # the quote after it opens an ordinary literal: the next match reads it
+        elif kind == "raw":
+            q = orig(e)
+            inner, end, suffixed = _raw_end(text, q)
+            push(text[copied : q + 1])
+            push(blank(text[q + 1 : inner]))
+            copied = inner
+            if end >= n:
+                break
+            i = sp.flat(end) if joined else end
+            suffix = _SUFFIX_AT.match(s, i) if suffixed else None
+            if suffix is not None:
+                i = suffix.end()
+        else:  # a "#" or "%:"
+            i = e
+            if _line_start(s, p, comment_end, comment_clean):
+                inc = _INCLUDE.match(s, p)
+                if inc is not None:
+                    keep_from = inc.start(1)
+                    eol = _EOL.search(s, keep_from)
+                    eol_at = eol.start() if eol else size
+                    close = s.find(">" if s[keep_from] == "<" else '"', keep_from + 1, eol_at)
+                    keep_to = close + 1 if close >= 0 else eol_at
     if not out:
         return text
     push(text[copied:])
