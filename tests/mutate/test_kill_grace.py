@@ -18,6 +18,7 @@ import pytest
 
 from tests.conftest import Repo
 from tests.mutate.conftest import PY_TEST_CMD, ledger_records, py_project, write_plan
+from tests.mutate.test_inplace_trust import _alive, _killpg
 from tools.mutate.proc import Cancelled, Registry, run_step
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -33,21 +34,6 @@ def _wait_for(path: Path, text: str = "", timeout: float = 120.0) -> None:
             return
         time.sleep(0.02)
     raise AssertionError(f"{path} never held {text!r}")
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state != "Z"
-
-
-def _killpg(pid: int) -> None:
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def _start(repo: Repo, plan: str, *extra: str) -> subprocess.Popen[str]:
