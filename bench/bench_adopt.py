@@ -5,6 +5,12 @@ Targets (issue 15): ``init --adopt`` on 1,000+ commits in under 30 s; the baseli
 no more than 10 % to ``tools preflight --staged`` on the 20,000-file benchmark.
 
     python bench/bench_adopt.py [--commits 1200] [--runs 3] [--files 20000] [--findings 400]
+    python bench/bench_adopt.py --repo CLONE [--runs 3]    # adoption alone, on a real clone
+    python bench/bench_adopt.py --habits [--runs 3]        # adoption alone, the learning history
+
+``--repo`` copies a clone (with its checkout) once per run and times ``tools init --adopt``
+there: the model repository where a clone is at hand. ``--habits`` builds the history of
+``build(..., habits=True)`` (co-changing docs, a matrix, a device library, a bot) instead.
 """
 
 from __future__ import annotations
@@ -28,10 +34,16 @@ from synth import fast_import  # noqa: E402
 from tests.adoption_history import build  # noqa: E402
 
 
-def _adopt_times(tmp: Path, commits: int, runs: int) -> tuple[list[float], set[int], str]:
+def _adopt_times(
+    tmp: Path, commits: int, runs: int, origin: Path | None = None, *, habits: bool = False
+) -> tuple[list[float], set[int], str]:
     """Each run on a fresh copy of the history (adoption writes files), copying untimed."""
-    tools = [sys.executable, "-m", "tools"]
-    origin = build(tmp / "history", commits)
+    # The console script, not `python -m tools`: a repository may have a tools/ folder of its
+    # own (the model repository does), which `-m` would import from the working directory.
+    script = Path(sys.executable).with_name("tools")
+    tools = [str(script)] if script.exists() else [sys.executable, "-m", "tools"]
+    if origin is None:
+        origin = build(tmp / "history", commits, habits=habits)
     walls: list[float] = []
     codes: set[int] = set()
     out = ""
@@ -65,6 +77,23 @@ def _with_findings(repo: Path, findings: int) -> None:
     )  # fmt: skip
 
 
+def _adoption_only(repo: Path | None, commits: int, runs: int, *, habits: bool) -> None:
+    load_before = os.getloadavg()[0]
+    with tempfile.TemporaryDirectory() as tmp_name:
+        origin = repo.resolve() if repo is not None else None
+        walls, codes, out = _adopt_times(Path(tmp_name), commits, runs, origin, habits=habits)
+    print_machine(load_before, os.getloadavg()[0])
+    what = f"the clone {repo}" if repo is not None else f"{commits} commits (habits history)"
+    print(f"history: {what}")
+    print(
+        f"tools init --adopt: median {median(walls):.2f} s of {runs} "
+        f"(spread {min(walls):.2f}-{max(walls):.2f}), exit codes {sorted(codes)}"
+    )
+    print("its output:\n" + out)
+    adopt = median(walls)
+    target_row(f"`tools init --adopt`, {what}", f"{adopt:.2f} s", "—", "< 30 s", adopt < 30)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--commits", type=int, default=1200)
@@ -73,7 +102,12 @@ def main() -> None:
     ap.add_argument("--preflight-commits", type=int, default=10_000)
     ap.add_argument("--preflight-runs", type=int, default=7)
     ap.add_argument("--findings", type=int, default=400)
+    ap.add_argument("--repo", type=Path, help="time adoption alone, on copies of this clone")
+    ap.add_argument("--habits", action="store_true", help="adoption alone, the habits history")
     args = ap.parse_args()
+    if args.repo is not None or args.habits:
+        _adoption_only(args.repo, args.commits, args.runs, habits=args.habits)
+        return
     tools = [sys.executable, "-m", "tools"]
     load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp_name:

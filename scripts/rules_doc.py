@@ -44,6 +44,8 @@ GATE_DOCS = {
     "merges": "merges.md",
     "spec": "specs-and-evidence.md",
     "ratchet": "ratchet.md",
+    "evidence": "evidence-replay.md",
+    "attestations": "evidence-replay.md",
     "golden": "numerics.md",
     "grid-tie": "numerics.md",
     "topp-count": "numerics.md",

@@ -35,6 +35,7 @@ RESULT_FORMATS = {
     "hooks install": ("text",),
     "mutate run": ("text", "json"),
     "mutate matrix": ("json",),
+    "evidence matrix": ("json",),
     "mutate collect": ("text", "json"),
     "mutate recover": ("text", "json"),
     "attribute": ("text", "json"),

@@ -1,4 +1,5 @@
-"""The package's shape: no module imports one that imports it back.
+"""The package's shape: no module imports one that imports it back, and nothing below the
+CLI reaches up into it.
 
 Every import counts: at module level, inside functions, and by name through
 ``importlib.import_module`` (a module that does so depends on every package module its source
@@ -9,6 +10,7 @@ names in a string, and on every gate module when it reads the gate registry). Im
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 from tools import gate_registry
@@ -146,3 +148,58 @@ def test_the_check_finds_a_circle_hidden_in_a_function(tmp_path: Path) -> None:
     (pkg / "d.py").write_text("import importlib\nimportlib.import_module('tools.e')\n")
     (pkg / "e.py").write_text("import tools.d\n")
     assert circles(import_graph(pkg)) == [["tools.a", "tools.b"], ["tools.d", "tools.e"]]
+
+
+# The entry points, the only modules outside tools/cli that may reach the CLI: ``python -m
+# tools``, and the demo, which runs the CLI in a subprocess from a string of code.
+CLI_ENTRIES = {("tools.__main__", "tools.cli.main"), ("tools.demo", "tools.cli.main")}
+_CODE_IMPORT = re.compile(r"(?:from|import)\s+(tools\.cli(?:\.\w+)*)")
+
+
+def _in_cli(name: str) -> bool:
+    return name == "tools.cli" or name.startswith("tools.cli.")
+
+
+def cli_reach(root: Path = PACKAGE) -> set[tuple[str, str]]:
+    """``(module, CLI module)`` for each module outside ``tools.cli`` that imports the CLI: at
+    module level, inside a function, only for type checking (the layering is wrong there too),
+    or in a string of code it runs elsewhere."""
+    mods = _modules(root)
+    found: set[tuple[str, str]] = set()
+    for name, path in mods.items():
+        if _in_cli(name):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                targets = _imported(name, path, node, mods)
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+                targets = set(_CODE_IMPORT.findall(node.value))
+            else:
+                continue
+            found |= {(name, t) for t in targets if _in_cli(t)}
+    return found
+
+
+def test_nothing_below_the_cli_imports_it() -> None:
+    assert cli_reach() == CLI_ENTRIES
+
+
+def test_the_check_finds_every_way_up_into_the_cli(tmp_path: Path) -> None:
+    pkg = tmp_path / "tools"
+    (pkg / "cli").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "cli" / "__init__.py").write_text("")
+    (pkg / "cli" / "main.py").write_text("from tools import a\n")
+    (pkg / "a.py").write_text("def f():\n    from tools.cli.main import main\n")
+    (pkg / "b.py").write_text("from . import cli\n")
+    (pkg / "c.py").write_text("CODE = 'import sys; from tools.cli.main import main; main()'\n")
+    (pkg / "d.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import tools.cli.main\n"
+    )
+    (pkg / "e.py").write_text('"""The CLI (tools/cli, tools.cli.main) renders this."""\n')
+    assert cli_reach(pkg) == {
+        ("tools.a", "tools.cli.main"),
+        ("tools.b", "tools.cli"),
+        ("tools.c", "tools.cli.main"),
+        ("tools.d", "tools.cli.main"),
+    }

@@ -28,7 +28,7 @@ from tools.report import (
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "tools" / "report"
-FORMAT_MODULES = ("text", "json_report", "github", "sarif")
+FORMAT_MODULES = ("text", "json_report", "github", "sarif", "gitlab")
 
 
 def _report() -> Report:
@@ -41,7 +41,7 @@ def test_a_report_has_every_format_and_a_subclass_inherits_them() -> None:
     class Judged(Report):
         pass
 
-    assert formats(Report) == FORMATS == ("text", "json", "github", "sarif")
+    assert formats(Report) == FORMATS == ("text", "json", "github", "sarif", "gitlab")
     assert formats(Judged) == FORMATS
     out = render(Judged(_report().gates), "github")
     assert out.startswith("::error file=a.txt,line=1,title=conflicts/conflict-marker::")
@@ -53,7 +53,7 @@ def test_a_format_the_result_lacks_is_a_usage_error_naming_what_it_has() -> None
     assert isinstance(caught.value, UsageError)
     assert (
         caught.value.render()
-        == "--format yaml: this command prints text or json or github or sarif"
+        == "--format yaml: this command prints text or json or github or sarif or gitlab"
     )
     assert formats(dict) == ()
     with pytest.raises(FormatUnavailable, match="prints no format"):
@@ -116,6 +116,19 @@ def _imports(path: Path) -> set[str]:
 
 def test_imports_point_from_the_renderers_to_the_model_never_back() -> None:
     below = {"tools.report.model", "tools.report.registry", "tools.report.render_options"}
+    # What a format may read besides: a finding's identity (SPEC §3.3), the protected rules,
+    # and GitHub's line hash; none of them reaches back to the dispatch.
+    helpers = {
+        "tools.finding_identity",
+        "tools.findings_baseline",
+        "tools.gate_registry",
+        "tools.report.line_hash",
+    }
+    for helper in ("finding_identity", "findings_baseline", "gate_registry"):
+        reached = _imports(ROOT / "tools" / f"{helper}.py")
+        assert not reached & {"tools.report", "tools.report.renderers"}, helper
+    assert _imports(PACKAGE / "line_hash.py") == set()
+    below |= helpers
     for name in FORMAT_MODULES:
         # The format modules may read the model, the registry and the version; nothing that
         # dispatches to them (renderers.py, the package root), nor each other.

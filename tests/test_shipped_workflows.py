@@ -10,7 +10,12 @@ import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
-SHIPPED = [ROOT / ".github/workflows/ci.yml", ROOT / "docs/examples/mutate-matrix.yml"]
+SHIPPED = [
+    ROOT / ".github/workflows/ci.yml",
+    ROOT / "docs/examples/mutate-matrix.yml",
+    ROOT / "docs/examples/evidence-replay.yml",
+    ROOT / "docs/examples/github-action.yml",
+]
 
 
 def _steps(workflow: dict) -> list[dict]:
@@ -31,3 +36,27 @@ def test_the_matrix_workflow_passes_its_inputs_through_the_environment() -> None
     uses_plan = [s for s in _steps(workflow) if "$PLAN" in s.get("run", "")]
     assert len(uses_plan) == 4
     assert all(s["env"]["PLAN"] == "${{ inputs.plan }}" for s in uses_plan)
+
+
+def test_the_replay_workflow_replays_before_it_attests_and_asks_only_what_it_needs() -> None:
+    workflow = yaml.safe_load(SHIPPED[2].read_text(encoding="utf-8"))
+    assert workflow["permissions"] == {"contents": "read"}
+    job = workflow["jobs"]["replay"]
+    assert job["permissions"] == {
+        "contents": "read",
+        "id-token": "write",
+        "attestations": "write",
+    }
+    steps = job["steps"]
+    replay = next(i for i, s in enumerate(steps) if "evidence replay" in s.get("run", ""))
+    attest = next(
+        i for i, s in enumerate(steps) if str(s.get("uses", "")).startswith("actions/attest")
+    )
+    assert replay < attest  # a record that did not reproduce fails the job before it is attested
+    run = steps[replay]["run"]
+    assert "--fail-on-skip" in run and '--id "$RECORD"' in run and "--config-from base" in run
+    assert steps[replay]["env"]["RECORD"] == "${{ matrix.record }}"
+    given = steps[attest]["with"]
+    assert given["predicate-type"] == "https://agent-protocol-gates.dev/evidence-replay/v1"
+    assert given["predicate-path"].endswith(".predicate.json")
+    assert given["subject-path"].endswith(".record.json")

@@ -69,6 +69,15 @@ def _longest_increasing(values: list[int]) -> set[int]:
     return keep
 
 
+def line_aligned(base_len: int, now_len: int, base_ends_line: bool) -> bool:
+    """Whether bytes that start with the base's ``base_len`` bytes (``now_len`` in all) only
+    append to it: the base's last line was complete (``base_ends_line``), the base was empty,
+    or nothing follows. A base without a final newline whose last line now continues was
+    edited, not appended to. The one byte-level append rule: :class:`PrefixMatcher` and
+    :func:`blob_starts` both decide by it."""
+    return base_ends_line or base_len == 0 or base_len == now_len
+
+
 class PrefixMatcher:
     """Whether the base's bytes are a line-aligned prefix of bytes fed in order."""
 
@@ -76,7 +85,7 @@ class PrefixMatcher:
         self._base = base
         self._pos = 0
         self._ok = True
-        self._aligned = base == b"" or base.endswith(b"\n")
+        self._ends_line = base.endswith(b"\n")
         self._total = 0
 
     def feed(self, chunk: bytes) -> None:
@@ -94,8 +103,7 @@ class PrefixMatcher:
     def matched(self) -> bool:
         if not self._ok or self._pos < len(self._base):
             return False
-        # A base without a final newline whose last line now continues was altered.
-        return self._aligned or self._total == len(self._base)
+        return line_aligned(len(self._base), self._total, self._ends_line)
 
 
 def blob_starts(
@@ -107,8 +115,9 @@ def blob_starts(
     algo = {40: "sha1", 64: "sha256"}.get(len(oid))
     if length > size or algo is None:
         return False
-    if 0 < length < size and read(length - 1, length) != b"\n":
-        return False  # the blob's last line continues: altered, not appended to
+    ends_line = length > 0 and read(length - 1, length) == b"\n"
+    if not line_aligned(length, size, ends_line):
+        return False
     digest = hashlib.new(algo, b"blob %d\0" % length)
     for at in range(0, length, 1 << 22):
         digest.update(read(at, min(length, at + (1 << 22))))

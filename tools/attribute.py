@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +24,16 @@ from tools.errors import UsageError
 from tools.git import GitError, decode, run_git
 from tools.mutate import apply as ap
 from tools.mutate import verdicts as vd
+from tools.mutate.arm_result import (
+    MACHINE,
+    ArmResult,
+    Classification,
+    Control,
+    Step,
+    Verdict,
+    against_control,
+    classify,
+)
 from tools.mutate.plan import Quiet, check_inside
 from tools.mutate.proc import Registry, StepResult, run_step
 from tools.mutate.runner import hash_artifacts
@@ -166,7 +176,10 @@ class _Runner:
 
     def step(self) -> tuple[str, dict[str, Any]]:
         """Build and test at the tree's commit: the label and the step's record. A step
-        that is KILLED, EMPTY, STALE, ENV-FAULT or NO-QUIET-WINDOW is a skip (125)."""
+        that is KILLED, EMPTY, STALE, ENV-FAULT or NO-QUIET-WINDOW is a skip (125), and so
+        is a build that fails or runs past the timeout (NO-BUILD, TIMEOUT): the verdicts
+        are :func:`~tools.mutate.arm_result.classify`'s, the step's artifacts compared with
+        the step before's at another commit as an arm's are with its control's."""
         head = decode(run_git(self.tree, "rev-parse", "HEAD")[1]).strip()
         info: dict[str, Any] = {
             "commit": head,
@@ -181,55 +194,56 @@ class _Runner:
         if quiet is not None:
             info["quiet"] = quiet
             self.registry.check()
-            if not quiet["quiet"]:
-                info["verdict"] = "NO-QUIET-WINDOW"
-                return "skip", info
+        seen = ArmResult(head, quiet=quiet, applied=True, test_command=self.job.test)
+        if self._skipped(seen, info):
+            return "skip", info
         b = self.build()
         if b is not None:
             info["compile_rc"], info["signal"] = b.rc, b.signal
             info["timed_out"] = b.timed_out
-            if b.timed_out or b.rc != 0:
-                judged = vd.judge_step(
-                    "build", rc=b.rc, signal=b.signal, tail=b.tail, command="", test=False
-                )
-                info["verdict"] = judged.verdict or ("TIMEOUT" if b.timed_out else "NO-BUILD")
-                if judged.match:
-                    info["matched"] = judged.match.record()
+            seen = replace(seen, build=_observed(b))
+            if self._skipped(seen, info):
                 return "skip", info
         if self.job.artifacts:
             arts = hash_artifacts(self.tree, self.job.artifacts)
             info["artifacts"] = arts
             last, self.last = self.last, (head, arts)
-            if any(a["sha256"] is None for a in arts):
-                info["verdict"] = "NO-BUILD"
-                return "skip", info
-            if last is not None and last[0] != head and last[1] == arts:
-                info["verdict"] = "STALE"
-                info["stale_of"] = last[0]
+            seen = replace(seen, artifacts=tuple((a["path"], a["sha256"]) for a in arts))
+            if self._skipped(seen, info, last):
                 return "skip", info
         t = self.test()
         info["run_rc"], info["timed_out"] = t.rc, t.timed_out
         info["signal"] = info["signal"] or t.signal
-        if t.timed_out:
-            info["verdict"] = "TIMEOUT"
-            return "skip", info
-        judged = vd.judge_step(
-            "test",
-            rc=t.rc,
-            signal=t.signal,
-            tail=t.tail,
-            command=self.job.test,
-            empty_when=self.job.empty_when,
-            test=True,
-        )
-        if judged.verdict is not None:
-            info["verdict"] = judged.verdict
-            if judged.match:
-                info["matched"] = judged.match.record()
+        seen = replace(seen, tests=(_observed(t),), empty_when=self.job.empty_when)
+        if self._skipped(seen, info):
             return "skip", info
         label = _label(b, t)
         info["label"] = label
         return label, info
+
+    def _skipped(
+        self,
+        seen: ArmResult,
+        info: dict[str, Any],
+        last: tuple[str, list[dict[str, Any]]] | None = None,
+    ) -> bool:
+        """Whether what the step has seen so far decides a verdict other than the exit
+        codes' (GREEN, RED: then the bisect protocol labels the step); noted in ``info``.
+        ``last``: the step before (its commit and artifacts), for STALE."""
+        control = None
+        if last is not None and last[0] != seen.arm:
+            arts = {str(a["path"]): a["sha256"] for a in last[1]}
+            control = Control(last[0], Verdict.GREEN, arts, ran_with=False)
+        got = classify(seen, control)
+        if got.verdict is None or got.verdict in (Verdict.GREEN, Verdict.RED):
+            return False
+        info["verdict"] = got.verdict.value
+        if got.verdict is Verdict.STALE:
+            assert last is not None
+            info["stale_of"] = last[0]
+        elif got.match:
+            info["matched"] = got.match.record()
+        return True
 
 
 def _checkout(tree: Path, sha: str) -> None:
@@ -324,7 +338,7 @@ def judge(
         return "NOT-ATTRIBUTED", f"reverting {c}'s changes changed no file at bad"
     reasons = []
     for name, leg in (("revert", revert), ("restore", restore)):
-        if leg.get("verdict") in vd.MACHINE:
+        if leg.get("verdict") in MACHINE:
             reasons.append(
                 f"{name} direction proves nothing: it is {leg['verdict']}"
                 + (f" ({leg['signal']})" if leg.get("signal") else "")
@@ -358,9 +372,10 @@ def judge(
     return "ATTRIBUTED", None
 
 
-def _phase(runner: _Runner) -> dict[str, Any]:
-    """Build and test one direction of the proof; ``verdict`` names a machine verdict
-    (KILLED, EMPTY, ENV-FAULT) that makes this direction prove nothing."""
+def _phase(runner: _Runner) -> tuple[dict[str, Any], Classification]:
+    """Build and test one direction of the proof: its record, whose ``verdict`` names a
+    machine verdict (KILLED, EMPTY, ENV-FAULT) that makes this direction prove nothing, and
+    its classification (:func:`~tools.mutate.arm_result.classify`)."""
     b = runner.build()
     t = None if b is not None and (b.timed_out or b.rc != 0) else runner.test()
     out: dict[str, Any] = {
@@ -370,21 +385,27 @@ def _phase(runner: _Runner) -> dict[str, Any]:
         "verdict": None,
         "signal": (t.signal if t is not None else b.signal if b is not None else None),
     }
-    step = t if t is not None else b
-    if step is not None and not step.timed_out:
-        judged = vd.judge_step(
-            "test" if t is not None else "build",
-            rc=step.rc,
-            signal=step.signal,
-            tail=step.tail,
-            command=runner.job.test,
-            empty_when=runner.job.empty_when,
-            test=t is not None,
-        )
-        out["verdict"] = judged.verdict
+    seen = ArmResult(
+        "phase",
+        applied=True,
+        build=None if b is None else _observed(b),
+        tests=() if t is None else (_observed(t),),
+        test_command=runner.job.test,
+        empty_when=runner.job.empty_when,
+    )
+    got = classify(seen)
+    out["verdict"] = got.verdict.value if got.verdict in MACHINE else None
     if runner.job.artifacts and (b is None or b.rc == 0):
         out["artifacts"] = hash_artifacts(runner.tree, runner.job.artifacts)
-    return out
+    return out, got
+
+
+def _observed(step: StepResult) -> Step:
+    return Step(step.rc, step.timed_out, step.signal, step.tail, step.seconds)
+
+
+def _artifact_map(arts: list[dict[str, Any]] | None) -> dict[str, Any] | None:
+    return None if not arts else {str(a["path"]): a["sha256"] for a in arts}
 
 
 def run(
@@ -480,18 +501,29 @@ def _prove(
     method = _revert(tree, first_bad, paths)
     reverted = {p: ap.read_state(tree, p) for p in paths}
     changed = any(reverted[p].data != before[p].data for p in paths)
-    revert = _phase(runner) if changed else {"compile_rc": None, "run_rc": None, "tail": ""}
-    at_bad = next((st.get("artifacts") for st in steps if st.get("check") == "bad"), None)
-    if changed and at_bad and revert.get("artifacts") == at_bad:
-        # The build did not pick the revert up: the test ran bad's binaries again.
-        revert["verdict"] = "STALE"
+    revert: dict[str, Any] = {"compile_rc": None, "run_rc": None, "tail": ""}
+    if changed:
+        revert, own = _phase(runner)
+        at_bad = next((st.get("artifacts") for st in steps if st.get("check") == "bad"), None)
+        # bad's build is the control: a build that did not pick the revert up ran bad's
+        # binaries again (STALE).
+        control = Control("bad", Verdict.RED, _artifact_map(at_bad), ran_with=False)
+        got = against_control(
+            own,
+            arm="revert",
+            applied=True,
+            artifacts=_artifact_map(revert.get("artifacts")),
+            control=control,
+        )
+        if got.verdict is Verdict.STALE:
+            revert["verdict"] = got.verdict.value
     after_revert = {p: ap.read_state(tree, p) for p in paths}
     note(f"revert: run_rc {revert['run_rc']}")
     for p in paths:
         ap.write_state(tree, p, before[p])
     restored = {p: ap.read_state(tree, p) for p in paths}
     verified = all(restored[p].data == before[p].data for p in paths)
-    restore = _phase(runner) if changed else {"compile_rc": None, "run_rc": None, "tail": ""}
+    restore = _phase(runner)[0] if changed else {"compile_rc": None, "run_rc": None, "tail": ""}
     note(f"restore: run_rc {restore['run_rc']}")
     revert_leg = {
         **revert,
@@ -509,7 +541,7 @@ def _prove(
 def _precheck_reason(want: str, info: dict[str, Any]) -> str:
     at = info["commit"][:12]
     verdict = info.get("verdict")
-    if verdict in vd.MACHINE:
+    if verdict in MACHINE:
         return f"the {want} check at {at} is {verdict}, which proves nothing" + _detail(info)
     if info["compile_rc"] not in (None, 0):
         return f"the build fails at {want} {at} (compile_rc {info['compile_rc']})"

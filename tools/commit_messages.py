@@ -97,13 +97,17 @@ JudgeAll = Callable[["Context", GateResult, list[Subject], Debt], None]
 
 
 def gate(
-    name: str, enabled: Callable[["ProtocolConfig"], bool], judge_all: JudgeAll
+    name: str,
+    enabled: Callable[["ProtocolConfig"], bool],
+    judge_all: JudgeAll,
+    *,
+    first_parent: Callable[["ProtocolConfig"], bool] = lambda config: False,
 ) -> tuple[Callable[["Context"], None], Callable[["Context"], GateResult]]:
     """A commit gate's ``prefetch(ctx)`` and ``run(ctx)`` (:mod:`tools.gates`), the gate on
     when ``enabled(config)``. The prefetch starts the range's read unless the gate is off or
     judges the message file alone. The run is a skip when the gate is off, else
-    ``judge_all`` over the messages it judges and the exceptions resolved against them
-    (:func:`exceptions`)."""
+    ``judge_all`` over the messages it judges (the range's first-parent chain only when
+    ``first_parent(config)``) and the exceptions resolved against them (:func:`exceptions`)."""
 
     def prefetch(ctx: "Context") -> None:
         opts = ctx.opts
@@ -115,6 +119,8 @@ def gate(
         if not enabled(ctx.config):
             return result.skip("disabled in config")
         subjects = messages(ctx, result)
+        if first_parent(ctx.config):
+            subjects = first_parent_chain(subjects, result)
         judge_all(ctx, result, subjects, exceptions(ctx, subjects))
         return result
 
@@ -141,6 +147,29 @@ def messages(ctx: "Context", result: GateResult) -> list[Subject]:
         result.stats["messages"] = 1
         result.stats["cleanup"] = cleaned.mode
     return out
+
+
+def first_parent_chain(subjects: list[Subject], result: GateResult) -> list[Subject]:
+    """``subjects`` less the range's commits that are not on the first-parent chain of its
+    head (what side branches brought in by merges), counted in ``stats.side_commits``. Every
+    commit of a range ``M..head`` is an ancestor of head, so the head is the one commit no
+    other names as a parent; the chain follows first parents while they are in the range."""
+    commits = {s.commit.sha: s.commit for s in subjects if s.commit is not None}
+    named = {p for c in commits.values() for p in c.parents}
+    tips = [sha for sha in commits if sha not in named]
+    if len(tips) != 1:
+        return subjects  # not one range's commits (none, or a --commit run): nothing to leave out
+    chain: set[str] = set()
+    sha: str | None = tips[0]
+    while sha is not None and sha in commits and sha not in chain:
+        chain.add(sha)
+        parents = commits[sha].parents
+        sha = parents[0] if parents else None
+    kept = [s for s in subjects if s.commit is None or s.commit.sha in chain]
+    side = len(subjects) - len(kept)
+    if side:
+        result.stats["side_commits"] = side
+    return kept
 
 
 # -- git's cleanup ---------------------------------------------------------------------------
@@ -351,7 +380,8 @@ def exceptions(ctx: "Context", subjects: list[Subject]) -> Debt:
     """``trailers.exceptions`` resolved against the judged commits: (sha, rule) -> reason.
 
     An entry names a commit by full sha or by a prefix that is unambiguous among the judged
-    commits. Each entry's rule id was checked with the config (:mod:`tools.severities`).
+    commits, or an author by email (every judged commit it authors). Each entry's rule id was
+    checked with the config (:mod:`tools.severities`).
     """
     entries = ctx.config.trailers.exceptions
     if not entries:
@@ -361,7 +391,11 @@ def exceptions(ctx: "Context", subjects: list[Subject]) -> Debt:
         if s.sha is not None:
             by_head.setdefault(s.sha[:4], []).append(s.sha)
     table: Debt = {}
+    if any(entry.author is not None for entry in entries):
+        _author_exceptions(ctx, [s.sha for s in subjects if s.sha is not None], table)
     for i, entry in enumerate(entries):
+        if entry.commit is None:
+            continue
         prefix = entry.commit.lower()
         found = {sha for sha in by_head.get(prefix[:4], ()) if sha.startswith(prefix)}
         if len(found) > 1:
@@ -373,6 +407,23 @@ def exceptions(ctx: "Context", subjects: list[Subject]) -> Debt:
         for sha in found:
             table[(sha, entry.rule)] = entry.reason
     return table
+
+
+def _author_exceptions(ctx: "Context", shas: list[str], table: Debt) -> None:
+    """The author entries of ``trailers.exceptions`` over the judged commits ``shas``: their
+    authors' emails read in one ``git log`` pass, asked only when some entry names one."""
+    wanted: dict[str, list[tuple[str, str]]] = {}
+    for entry in ctx.config.trailers.exceptions:
+        if entry.author is not None:
+            wanted.setdefault(entry.author.lower(), []).append((entry.rule, entry.reason))
+    if not shas:
+        return
+    listed = "".join(f"{sha}\n" for sha in shas).encode("ascii")
+    raw = ctx.git.out("log", "--no-walk=unsorted", "--stdin", "--format=%H%x00%ae", input=listed)
+    for line in raw.decode("utf-8", "replace").splitlines():
+        sha, _, email = line.partition("\0")
+        for rule, reason in wanted.get(email.lower(), ()):
+            table[(sha, rule)] = reason
 
 
 Emit = Callable[[str, str, int | None], None]

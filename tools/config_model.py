@@ -19,11 +19,13 @@ _Section = TypeVar("_Section", bound=NamedTuple)  # a section's named tuple
 
 
 class TrailerException(NamedTuple):
-    """A known (commit, rule) finding kept as debt."""
+    """A known finding kept as debt: of one commit, or of every commit of one author (by
+    email, any case: a bot whose messages the protocol does not govern)."""
 
-    commit: str
+    commit: str | None
     rule: str
     reason: str
+    author: str | None = None
 
 
 class TrailersConfig(NamedTuple):
@@ -36,6 +38,7 @@ class TrailersConfig(NamedTuple):
     ai_identities: tuple[str, ...]
     merges: Literal["check", "skip"]
     fixups: Literal["allow", "check"]
+    first_parent: bool
     cutover: str | None
     exceptions: tuple[TrailerException, ...]
 
@@ -133,6 +136,15 @@ class FileConfig(NamedTuple):
     path: str
 
 
+class LedgerConfig(NamedTuple):
+    """``ledger``: the ledger file, and the SSH ``allowed_signers`` / revocation files that
+    ``ledger verify --require-attested`` checks attestations against (SPEC §11)."""
+
+    path: str
+    allowed_signers: str | None = None
+    revoked_signers: str | None = None
+
+
 class FolderConfig(NamedTuple):
     """A section that names one repo-relative folder (``specs``, ``goldens``)."""
 
@@ -164,7 +176,7 @@ class ProtocolConfig(NamedTuple):
     rules: Mapping[str, RuleLevel]  # rule id -> its configured level (YAML's false: "off")
     # The section, not the tuple method it shadows (no caller asks a config for a position).
     index: FileConfig  # type: ignore[assignment]
-    ledger: FileConfig
+    ledger: LedgerConfig
     trailers: TrailersConfig
     style: StyleConfig
     docs: DocsConfig
@@ -202,7 +214,8 @@ def _trailers(data: Mapping[str, Any]) -> TrailersConfig:
         required={key: tuple(values) for key, values in data["required"].items()},
         ai_identities=_strings(data["ai_identities"]),
         exceptions=tuple(
-            TrailerException(e["commit"], e["rule"], e["reason"]) for e in data["exceptions"]
+            TrailerException(e.get("commit"), e["rule"], e["reason"], e.get("author"))
+            for e in data["exceptions"]
         ),
     )
 
@@ -289,7 +302,11 @@ def protocol_config(data: Mapping[str, Any]) -> ProtocolConfig:
         preflight=PreflightConfig(_strings(data["preflight"]["gates"])),
         rules={rule: _LEVELS[level] for rule, level in (data.get("rules") or {}).items()},
         index=FileConfig(data["index"]["path"]),
-        ledger=FileConfig(data["ledger"]["path"]),
+        ledger=LedgerConfig(
+            data["ledger"]["path"],
+            data["ledger"].get("allowed_signers"),
+            data["ledger"].get("revoked_signers"),
+        ),
         trailers=_trailers(data["trailers"]),
         style=_section(StyleConfig, data["style"]),
         docs=DocsConfig(

@@ -1,5 +1,5 @@
-"""The one error type that means "the command could not judge" (exit 2), and how it names
-the key path at fault."""
+"""The error type that means "the command could not judge" (exit 2), the one that means "it
+judged, and refuses" (exit 1), and how they name the key path at fault."""
 
 from __future__ import annotations
 
@@ -25,6 +25,13 @@ class UsageError(Exception):
             text += f" (expected {self.expected})"
         # One line, always: a message quoting user input must not break the contract.
         return " ".join(text.splitlines())
+
+
+class Refused(Exception):
+    """The command judged the request and refuses it (a duplicate, say): exit 1.
+
+    Raised inside; the CLI edge says ``refused: <message>`` on stderr.
+    """
 
 
 def key_path(parts: Iterable[str | int]) -> str:

@@ -67,6 +67,9 @@ ATTRIBUTION_HEADER = (
 )
 
 Lookup = Callable[[str], "dict[str, Any] | None"]
+# A record id -> the principal whose valid attestation vouches for it, or None (SPEC §11).
+Vouched = Callable[[str], "str | None"]
+VOUCHED_COLUMN = "vouched"
 
 
 # -- blocks in a spec ---------------------------------------------------------------------------
@@ -444,7 +447,9 @@ def _check_arm(arm: dict[str, Any], where: str) -> None:
 
 
 # -- tables -------------------------------------------------------------------------------------
-def _run_table(record: dict[str, Any], lookup: Lookup, where: str) -> list[str]:
+def _run_table(
+    record: dict[str, Any], lookup: Lookup, where: str, vouched: Vouched | None = None
+) -> list[str]:
     arm_ids = _need(record, "arms", (list,), where)
     verdicts = record.get("verdicts") or {}
     if not isinstance(verdicts, dict):
@@ -482,6 +487,8 @@ def _run_table(record: dict[str, Any], lookup: Lookup, where: str) -> list[str]:
         columns.insert(columns.index(RUN_HEADER_2[3]) + 1, "artifacts")
     if with_signal:
         columns.insert(columns.index("run_rc") + 1, "signal")
+    if vouched is not None:
+        columns.append(VOUCHED_COLUMN)
     lines = _header(columns)
     for arm in arms:
         name = arm["arm"]
@@ -500,6 +507,8 @@ def _run_table(record: dict[str, Any], lookup: Lookup, where: str) -> list[str]:
         if with_signal:
             cells.append(str(arm.get("signal") or NONE_CELL))
         cells += [str(verdict), _yes_no(arm["restored"])]
+        if vouched is not None:
+            cells.append(_vouched_cell(vouched, arm.get("id")))
         lines.append(_row(cells))
     if fmt is not None:
         conditions = _conditions_line(arms)
@@ -509,7 +518,14 @@ def _run_table(record: dict[str, Any], lookup: Lookup, where: str) -> list[str]:
     return lines
 
 
-def _attribution_table(record: dict[str, Any], where: str) -> list[str]:
+def _vouched_cell(vouched: Vouched, rid: Any) -> str:
+    principal = vouched(rid) if isinstance(rid, str) else None
+    return principal or NONE_CELL
+
+
+def _attribution_table(
+    record: dict[str, Any], where: str, vouched: Vouched | None = None
+) -> list[str]:
     first_bad = _need(record, "first_bad", (str, type(None)), where)
     paths = _need(record, "paths", (list,), where)
     legs = []
@@ -532,28 +548,41 @@ def _attribution_table(record: dict[str, Any], where: str) -> list[str]:
         _targets_cell(targets),
         verdict,
     ]
-    lines = [*_header(ATTRIBUTION_HEADER), _row(cells)]
+    columns = list(ATTRIBUTION_HEADER)
+    if vouched is not None:
+        columns.append(VOUCHED_COLUMN)
+        cells.append(_vouched_cell(vouched, record.get("id")))
+    lines = [*_header(columns), _row(cells)]
     if reason:
         # A blank line first: a line right under a table would render as one more row.
         lines += ["", "Reason: " + " ".join(reason.splitlines())]
     return lines
 
 
-def _table_lines(record: dict[str, Any], lookup: Lookup, where: str) -> list[str]:
+def _table_lines(
+    record: dict[str, Any], lookup: Lookup, where: str, vouched: Vouched | None = None
+) -> list[str]:
     kind = record.get("kind")
     if kind == RUN_KIND:
-        return _run_table(record, lookup, where)
+        return _run_table(record, lookup, where, vouched)
     if kind == ATTRIBUTION_KIND:
-        return _attribution_table(record, where)
+        return _attribution_table(record, where, vouched)
     raise UsageError(f"no evidence table for kind {kind}", where=_where(where, record))
 
 
-def render_table(record: dict[str, Any], lookup: Lookup, *, where: str = "evidence") -> str:
+def render_table(
+    record: dict[str, Any],
+    lookup: Lookup,
+    *,
+    where: str = "evidence",
+    vouched: Vouched | None = None,
+) -> str:
     """The block's body for ``record``: the table (and an attribution's ``Reason:`` line),
     each line ending in ``\\n``. ``lookup(id)`` returns a ledger record or None. A record of a
     kind without a table, a malformed record or a missing arm record raises UsageError naming
-    ``where`` (the spec)."""
-    return "".join(line + "\n" for line in _table_lines(record, lookup, where))
+    ``where`` (the spec). ``vouched`` (SPEC §11): a last ``vouched`` column, each row's
+    principal or ``—``; None: no such column (the tables rendered before it)."""
+    return "".join(line + "\n" for line in _table_lines(record, lookup, where, vouched))
 
 
 def open_marker(record: dict[str, Any], where: str = "evidence") -> str:
@@ -577,11 +606,18 @@ def open_marker(record: dict[str, Any], where: str = "evidence") -> str:
     return f"{OPEN_PREFIX}id={rid} plan={plan} -->"
 
 
-def render_block(record: dict[str, Any], lookup: Lookup, *, where: str = "evidence") -> str:
+def render_block(
+    record: dict[str, Any],
+    lookup: Lookup,
+    *,
+    where: str = "evidence",
+    vouched: Vouched | None = None,
+) -> str:
     """The whole block for ``record``: opening marker, table, closing marker (``\\n`` ends
     each line)."""
     marker = open_marker(record, where)
-    return marker + "\n" + render_table(record, lookup, where=where) + CLOSE_MARKER + "\n"
+    body = render_table(record, lookup, where=where, vouched=vouched)
+    return marker + "\n" + body + CLOSE_MARKER + "\n"
 
 
 # -- writing a block into a spec ----------------------------------------------------------------
@@ -594,13 +630,20 @@ def _raw_lines(text: str) -> list[str]:
     return lines
 
 
-def render_into(spec_text: str, record: dict[str, Any], lookup: Lookup, *, where: str) -> str:
+def render_into(
+    spec_text: str,
+    record: dict[str, Any],
+    lookup: Lookup,
+    *,
+    where: str,
+    vouched: Vouched | None = None,
+) -> str:
     """``spec_text`` with the block of ``record`` written into it: replacing the block of the
     same plan where there is one, else appended at the end of the ``Now`` section (one blank
     line before it, and one after it when a heading follows). A second call with the same
     record returns the text unchanged. Raises UsageError naming ``where`` for a spec without
     a ``Now`` section, malformed markers, or a record that cannot be rendered."""
-    block_lines = markdown.split_lines(render_block(record, lookup, where=where))
+    block_lines = markdown.split_lines(render_block(record, lookup, where=where, vouched=vouched))
     blocks, problems = scan_blocks(spec_text)
     if problems:
         first = problems[0]
@@ -646,9 +689,43 @@ def render_into(spec_text: str, record: dict[str, Any], lookup: Lookup, *, where
     return result
 
 
-def unbacked(block: Block, lookup: Lookup, *, where: str) -> str | None:
+def has_vouched_column(body: str) -> bool:
+    """Whether a block's table has the ``vouched`` column (its header's last cell)."""
+    header = body.split("\n", 1)[0].rstrip("\r")
+    return header.endswith(f"| {VOUCHED_COLUMN} |")
+
+
+def _split_last(line: str) -> tuple[str, str] | None:
+    if not (line.startswith("| ") and line.endswith(" |")):
+        return None
+    head, _, last = line[2:-2].rpartition(" | ")
+    return head, last
+
+
+def _vouched_body(
+    record: dict[str, Any], lookup: Lookup, where: str, vouched: Vouched | None, have: str
+) -> str:
+    """The body with the ``vouched`` column that ``have`` may be: as ``vouched`` renders it,
+    where a row may say ``—`` for a principal (vouching for less is no false claim; an
+    attestation merged since leaves the table true). Without ``vouched`` every row is ``—``."""
+    want = render_table(record, lookup, where=where, vouched=vouched or (lambda rid: None))
+    have_lines = have.split("\n")
+    out = []
+    for k, line in enumerate(want.split("\n")):
+        mine = _split_last(line)
+        theirs = _split_last(have_lines[k].rstrip("\r")) if k < len(have_lines) else None
+        if k > 1 and mine and theirs and theirs == (mine[0], NONE_CELL):
+            line = f"| {mine[0]} | {NONE_CELL} |"
+        out.append(line)
+    return "\n".join(out)
+
+
+def unbacked(
+    block: Block, lookup: Lookup, *, where: str, vouched: Vouched | None = None
+) -> str | None:
     """Why ``block`` does not re-render byte for byte from the ledger record it names, or
-    None when it does."""
+    None when it does. A block with a ``vouched`` column re-renders with the principals
+    ``vouched`` gives (a row may under-claim with ``—``, never name another principal)."""
     record = lookup(block.id)
     if record is None:
         return f"record {block.id[:12]}… (plan {block.plan!r}) is not in the ledger"
@@ -658,6 +735,8 @@ def unbacked(block: Block, lookup: Lookup, *, where: str) -> str | None:
     try:
         open_marker(record, where)
         body = render_table(record, lookup, where=where)
+        if body != block.body and has_vouched_column(block.body):
+            body = _vouched_body(record, lookup, where, vouched, block.body)
     except UsageError as exc:
         return exc.render()
     if record.get("plan") != block.plan:

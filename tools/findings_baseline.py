@@ -14,15 +14,15 @@ only errors and warnings; never a rule of §3.3's protected list, nor a ratchet'
 which keep their per-bucket baselines (§4.5).
 """
 
-import hashlib
 import json
 from collections.abc import Callable, Iterable
 from typing import NamedTuple
 
 from tools.bounded import json_object
 from tools.errors import UsageError
+from tools.finding_identity import finding_identity
 from tools.gate_registry import PROTECTED
-from tools.report import Finding
+from tools.report.model import Finding  # not the package: its renderers import this module
 
 PATH = ".agents/baselines/findings.json"
 SCHEMA_ID = "tools.findings-baseline/1"
@@ -98,11 +98,8 @@ def fingerprints(
                 raw = read(path)
                 contents[path] = raw.split(b"\n") if raw is not None else None
             text = span_text(contents[path], finding.line, finding.end_line)
-        key = "\0".join((gate, finding.rule, path, text))
-        repeat = seen.get(key, 0)
-        seen[key] = repeat + 1
-        digest = hashlib.sha256(f"{key}\0{repeat}".encode("utf-8", "surrogateescape"))
-        out.append((finding, digest.hexdigest()[:32]))
+        identity = finding_identity(seen, gate, finding.rule, path, text)
+        out.append((finding, identity.fingerprint))
     return out
 
 

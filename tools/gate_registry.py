@@ -39,10 +39,19 @@ PSEUDO_GATES: dict[str, str] = {
 }
 
 
+# Gates that `tools evidence` and `tools ledger verify --require-attested` report (SPEC §11),
+# never run by preflight: a replay builds and tests. Their modules declare the rules only.
+EVIDENCE_GATES: dict[str, str] = {
+    "evidence": "tools.replay.gate",
+    "attestations": "tools.replay.attested",
+}
+
+
 def all_modules() -> dict[str, str]:
-    """Every built gate's module: preflight's, the pseudo-gates' and the command gates'."""
+    """Every built gate's module: preflight's, the pseudo-gates', the evidence gates' and
+    the command gates'."""
     built = {name: target for name, target in GATES.items() if target}
-    return {**built, **PSEUDO_GATES, **COMMAND_GATES}
+    return {**built, **PSEUDO_GATES, **EVIDENCE_GATES, **COMMAND_GATES}
 
 
 # The gates that judge commit messages; a `trailers.exceptions` entry may name any of their rules.
@@ -66,5 +75,6 @@ PROTECTED = frozenset(
         "inplace-conflict",
         "spec-evidence-unbacked",
         "spec-evidence-malformed",
+        "evidence-unreproduced",
     }
 )

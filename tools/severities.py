@@ -19,7 +19,14 @@ import importlib
 
 from tools.config_model import ProtocolConfig
 from tools.errors import UsageError
-from tools.gate_registry import COMMAND_GATES, COMMIT_GATES, GATES, PROTECTED, PSEUDO_GATES
+from tools.gate_registry import (
+    COMMAND_GATES,
+    COMMIT_GATES,
+    EVIDENCE_GATES,
+    GATES,
+    PROTECTED,
+    PSEUDO_GATES,
+)
 from tools.report import Report, Rule, declared
 
 LEVELS = ("off", "info", "warning", "error")
@@ -27,7 +34,7 @@ LEVELS = ("off", "info", "warning", "error")
 
 def _tunable() -> dict[str, Rule]:
     """Every rule of the gates preflight can run, by id (their modules imported on first use)."""
-    for target in [*GATES.values(), *PSEUDO_GATES.values()]:
+    for target in [*GATES.values(), *PSEUDO_GATES.values(), *EVIDENCE_GATES.values()]:
         if target:
             importlib.import_module(target)
     numerics = set(COMMAND_GATES)

@@ -161,7 +161,6 @@ def _blank_at(s: str, i: int) -> bool:
 
 # git's find_separator(): key characters, then (only after at least one) blanks, then ":".
 _SEPARATOR = re.compile(r"(?:[A-Za-z0-9-]+[ \t]*)?:")
-_KEYED = re.compile(r"[A-Za-z0-9-]+[ \t]*:")  # the same, with a key of at least one character
 
 
 def _separator(s: str, i: int) -> int:
@@ -237,53 +236,21 @@ def _trailer_start(s: str, length: int) -> int:
     region = s[end_of_title:length]
     if region.endswith("\n"):
         region = region[:-1]
-    short = len(region) <= SHORT_REGION
-    at = _lines_start(region) if short else _passes_start(region)
+    at = _block_start(region)
     return length if at is None else end_of_title + at
 
 
-# A region (the message below its title) up to this many characters is walked a line at a
-# time: on an ordinary message's few lines that is twice as fast as the C-level passes, which
-# keep a message of a million lines linear. Both give the same answer (a property test).
+# A message up to this many characters is read with the cycle collector on (see
+# :func:`find_block`): a few trailers allocate too little for it to cost.
 SHORT_REGION = 4096
 
 
-def _lines_start(region: str) -> int | None:
-    """Where the trailer block starts in ``region`` (None: no block), walking its lines from
-    the last one up, as git does."""
-    newline = len(region)  # where the newline that ends the line at hand is (or would be)
-    only_blank = True  # only blank and comment lines so far: those below the paragraph
-    recognized = False  # a line git itself writes (Signed-off-by:, cherry picked from)
-    trailers = non_trailers = continuations = 0
-    for line in reversed(region.split("\n")):
-        here, newline = newline, newline - len(line) - 1
-        first = line[:1]
-        if first == COMMENT:
-            non_trailers += continuations  # a comment takes no continuation lines
-            continuations = 0
-        elif not line.strip(SPACE):
-            if only_blank:
-                continue
-            non_trailers += continuations
-            if (recognized and trailers * 3 >= non_trailers) or (trailers and not non_trailers):
-                return here + 1
-            return None
-        else:
-            only_blank = False
-            if line.startswith(_GIT_GENERATED):
-                trailers, continuations, recognized = trailers + 1, 0, True
-            elif first not in SPACE and _KEYED.match(line):
-                trailers, continuations = trailers + 1, 0
-            elif first in SPACE:
-                continuations += 1
-            else:
-                non_trailers, continuations = non_trailers + 1 + continuations, 0
-    return None
-
-
-def _passes_start(region: str) -> int | None:
-    """:func:`_lines_start` in C-level passes (a regex, a count) over the text, with no Python
-    step per line."""
+def _block_start(region: str) -> int | None:
+    """Where the trailer block starts in ``region`` (None: no block): git's walk from the last
+    line up -- past blank and comment lines, over the last paragraph -- done as C-level passes
+    (a regex, a count) over the text, with no Python step per line, so that a message of a
+    million lines stays linear. The paragraph counts when all of its lines are trailers, or
+    when it holds a git-generated line and trailers are at least a quarter of its lines."""
     backwards = region[::-1]  # the last line first, each line reversed
     skipped = _SKIP_BACKWARDS.match(backwards)  # blank and comment lines at the end
     below = skipped.end() if skipped else 0

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tools.mutate import verdicts as vd
+from tools.mutate.arm_result import judge_step
 from tools.mutate.conditions import wait_quiet
 from tools.mutate.proc import signal_of
 
@@ -97,12 +98,10 @@ def test_the_plans_empty_when_and_its_line() -> None:
 def test_env_fault_lines(tail: str, by: str) -> None:
     found = vd.env_fault(tail)
     assert found is not None and found.by == by
-    judged = vd.judge_step("test", rc=1, signal=None, tail=tail, command="x", test=True)
+    judged = judge_step("test", rc=1, signal=None, tail=tail, command="x", test=True)
     assert judged.verdict == "ENV-FAULT" and judged.match == found
     # A passing step is never an ENV-FAULT, whatever it printed.
-    assert (
-        vd.judge_step("test", rc=0, signal=None, tail=tail, command="x", test=True).verdict is None
-    )
+    assert judge_step("test", rc=0, signal=None, tail=tail, command="x", test=True).verdict is None
 
 
 def test_killed_alone_on_a_line_only() -> None:
@@ -115,20 +114,20 @@ def test_signals_by_name() -> None:
     )
     assert signal_of(1) is None and signal_of(128) is None and signal_of(200) is None
     assert signal_of(None) is None
-    kill = vd.judge_step("test", rc=137, signal="SIGKILL", tail="", command="x", test=True)
+    kill = judge_step("test", rc=137, signal="SIGKILL", tail="", command="x", test=True)
     assert kill.verdict == "KILLED"
-    segv = vd.judge_step("test", rc=139, signal="SIGSEGV", tail="", command="x", test=True)
+    segv = judge_step("test", rc=139, signal="SIGSEGV", tail="", command="x", test=True)
     assert segv.verdict is None  # the exit code decides: RED
     for sig in ("SIGABRT", "SIGBUS", "SIGFPE", "SIGILL"):
-        crash = vd.judge_step("test", rc=1, signal=sig, tail="", command="x", test=True)
+        crash = judge_step("test", rc=1, signal=sig, tail="", command="x", test=True)
         assert crash.verdict is None
     # A supervisor's SIGTERM, and a build the OOM killer ended, prove nothing either.
-    term = vd.judge_step("test", rc=143, signal="SIGTERM", tail="", command="x", test=True)
+    term = judge_step("test", rc=143, signal="SIGTERM", tail="", command="x", test=True)
     assert term.verdict == "KILLED"
-    build = vd.judge_step("build", rc=137, signal="SIGKILL", tail="", command="x", test=False)
+    build = judge_step("build", rc=137, signal="SIGKILL", tail="", command="x", test=False)
     assert build.verdict == "KILLED" and "build" in (build.reason or "")
     # A kill signal wins over a fault line; a fault line wins over "ran nothing".
-    both = vd.judge_step(
+    both = judge_step(
         "test", rc=137, signal="SIGKILL", tail="Out of memory\n", command="x", test=True
     )
     assert both.verdict == "KILLED"

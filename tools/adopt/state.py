@@ -64,9 +64,9 @@ def ratchet_baselines(ctx: Context, *, force: bool) -> list[Step]:
 
 def findings_baseline(ctx: Context, *, force: bool) -> Step:
     """The findings baseline of today's content findings (SPEC §3.3)."""
-    from tools.cli.baseline import current_entries, selected_gates
+    from tools.gates import baseline, baseline_entries
 
-    entries = current_entries(ctx, selected_gates(ctx, None))
+    entries = baseline_entries(baseline.selected_gates(ctx, None), ctx)
     verb = _write(ctx, fb.PATH, fb.render(entries), force=force)
     debt = Counter(e.rule for e in entries)
     return Step(verb, fb.PATH, f"{len(entries)} finding(s) recorded as debt", debt)

@@ -18,49 +18,11 @@ from tools.options import Options
 
 if TYPE_CHECKING:
     from tools.cli.results.baseline import BaselineWritten
-    from tools.context import Context
-    from tools.findings_baseline import Entry
 
 GateOpt = Annotated[
     list[str] | None,
     typer.Option("--gate", help="Only this gate's entries (repeatable; default: every one)."),
 ]
-
-
-def current_entries(ctx: Context, names: list[str]) -> list[Entry]:
-    """The findings the named gates report now that the baseline may record, as entries
-    (after the configured severities: a rule turned off records nothing)."""
-    from tools import findings_baseline as fb
-    from tools import gates, severities
-    from tools.gates.baseline import judged_content
-    from tools.report import Report
-
-    report = Report(gates.run_all(names, ctx))
-    severities.apply(report, ctx.config)
-    out: list[Entry] = []
-    for gate in report.gates:
-        candidates = [f for f in gate.findings if fb.eligible(gate.gate, f)]
-        for finding, fingerprint in fb.fingerprints(
-            gate.gate, candidates, lambda p: judged_content(ctx, p)
-        ):
-            out.append(
-                fb.Entry(gate.gate, finding.rule, finding.path or "", fingerprint, finding.message)
-            )
-    return out
-
-
-def selected_gates(ctx: Context, wanted: list[str] | None) -> list[str]:
-    """The configured gates the baseline covers, narrowed to ``--gate``."""
-    from tools import findings_baseline as fb
-
-    for name in wanted or []:
-        if name not in fb.GATES:
-            raise UsageError(
-                f"--gate {name!r}: the findings baseline covers the content gates but conflicts",
-                expected="one of " + ", ".join(fb.GATES),
-            )
-    configured = [g for g in fb.GATES if g in ctx.config.preflight.gates]
-    return [g for g in configured if not wanted or g in wanted]
 
 
 def write(opts: Options, wanted: list[str] | None, *, add: bool) -> BaselineWritten:
@@ -72,7 +34,7 @@ def write(opts: Options, wanted: list[str] | None, *, add: bool) -> BaselineWrit
     from tools.cli.results.baseline import BaselineWritten
     from tools.context import Context
     from tools.fsio import write_atomic
-    from tools.gates import inplace_pending
+    from tools.gates import baseline, baseline_entries, inplace_pending
 
     ctx = Context(opts)
     if inplace_pending.run(ctx.git) is not None:
@@ -80,12 +42,12 @@ def write(opts: Options, wanted: list[str] | None, *, add: bool) -> BaselineWrit
             "an in-place mutation run's restore is pending: the tree may hold a mutant, whose "
             "findings are no debt; run `tools mutate recover` first"
         )
-    names = selected_gates(ctx, wanted)
+    names = baseline.selected_gates(ctx, wanted)
     path = ctx.git.worktree_path(fb.PATH)
     refuse_links(path, ctx.root)  # neither read nor written through a link
     raw = file_reads.read_optional(path, fb.PATH, root=ctx.root)
     before = fb.parse(raw, fb.PATH) if raw is not None else None
-    now = current_entries(ctx, names)
+    now = baseline_entries(names, ctx)
     now_keys = {(e.gate, e.fingerprint) for e in now}
     old = before or []
     old_keys = {(e.gate, e.fingerprint) for e in old}

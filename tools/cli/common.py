@@ -94,6 +94,20 @@ def emit(text: str, *, err: bool = False) -> None:
     typer.echo(safe, nl=False, err=err)
 
 
+def append_ledger(
+    root: Path, full: Path, rel: str, records: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """Append ``records`` to the ledger ``full`` (shown as ``rel``,
+    :func:`tools.ledger.store.append_to_ledger`) and say its notices on stderr; the records
+    written."""
+    from tools.ledger.store import append_to_ledger
+
+    written = append_to_ledger(root, full, rel, records)
+    for notice in written.notices:
+        emit(f"notice: {notice}\n", err=True)
+    return written
+
+
 def fail_usage(message: str) -> typer.Exit:
     emit(f"error: {' '.join(message.splitlines())}\n", err=True)
     return typer.Exit(EXIT_USAGE)

@@ -191,7 +191,38 @@ AdoptOpt = Annotated[
 ]
 
 
-def init(opts: Options, force: ForceOpt = False, adopt: AdoptOpt = False) -> None:
+WithOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--with",
+        help="With --adopt: keep these protocol files although the tree has none "
+        "(comma-separated: now, index, ratchet).",
+    ),
+]
+
+
+def _wanted(value: str | None, *, adopt: bool) -> set[str]:
+    from tools.adopt.learn_files import WITH_CHOICES
+
+    if value is None:
+        return set()
+    if not adopt:
+        raise UsageError("--with: only with --adopt (plain `tools init` writes every file)")
+    wanted = {part.strip() for part in value.split(",") if part.strip()}
+    unknown = sorted(wanted - set(WITH_CHOICES))
+    if unknown:
+        raise UsageError(
+            f"--with: unknown {', '.join(unknown)} (choose from {', '.join(WITH_CHOICES)})"
+        )
+    return wanted
+
+
+def init(
+    opts: Options,
+    force: ForceOpt = False,
+    adopt: AdoptOpt = False,
+    with_: WithOpt = None,
+) -> None:
     """Write a starter config, .gitattributes lines, the merge driver, hook stubs, and
     what the config's gates require that is absent (a stamped NOW digest, the index).
 
@@ -203,12 +234,15 @@ def init(opts: Options, force: ForceOpt = False, adopt: AdoptOpt = False) -> Non
     from tools.cli.results.config import InitDone
     from tools.git import Git
 
+    wanted = _wanted(with_, adopt=adopt)
     git = Git(opts.repo)
     cfg_path = git.root / config_mod.DEFAULT_PATH
     text = starter_config(git)
     evidence: list[str] = []
     if adopt:
-        text, evidence = _adopted_config(git, text)
+        from tools.adopt.learn import adopted_config
+
+        text, evidence = adopted_config(git, text, wanted)
     steps = [
         (
             str(cfg_path.relative_to(git.root)),
@@ -259,25 +293,6 @@ def register(app: typer.Typer) -> None:
     cfg_app.command("show")(writes("ConfigShown")(config_show))
     app.add_typer(cfg_app, name="config")
     app.command("init")(writes("InitDone")(init))
-
-
-def _adopted_config(git: Git, starter: str) -> tuple[str, list[str]]:
-    """The starter config with the trailer conventions of the last commits, and the evidence
-    of each choice (SPEC §9.2)."""
-    from tools import config as config_mod
-    from tools.adopt import detect, state
-
-    if git.head() is None:
-        raise UsageError(
-            "--adopt: the repository has no commits yet; plain `tools init` sets it up"
-        )
-    commits = git.log(["--no-merges", "HEAD"], paths=False, max_count=detect.WINDOW)
-    messages = [c.message.decode("utf-8", "replace") for c in commits]
-    preferred = config_mod.defaults()["trailers"]["marker"]
-    found = detect.detect(messages, preferred)
-    base = git.default_branch()
-    evidence = [f"base: {base} (the default branch)" if base else "base: none detected"]
-    return state.config_text(starter, found.trailers_config()), evidence + found.evidence
 
 
 def _adopt_state(opts: Options, *, force: bool) -> tuple[list[tuple[str, str]], list[str]]:

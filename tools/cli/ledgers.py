@@ -7,7 +7,6 @@ import circle).
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -17,13 +16,14 @@ from tools.cli.common import (
     EXIT_FAIL,
     REPORT,
     ResultType,
+    append_ledger,
     command,
     emit,
     new_app,
     run_gates,
     show,
 )
-from tools.errors import UsageError
+from tools.errors import Refused, UsageError
 from tools.fsio import write_atomic
 from tools.options import Options
 
@@ -55,22 +55,6 @@ def _one_line(value: str, what: str) -> str:
 
 
 # -- index --------------------------------------------------------------------------------------
-def append_row(text: str, row_line: str) -> tuple[str, int]:
-    """``text`` with ``row_line`` after the table's last line; returns it and the row's line
-    number. Blank lines that end the file stay after the new row; the line ending follows the
-    file's (CRLF stays CRLF)."""
-    lines = text.split("\n")
-    trailing_newline = lines[-1] == ""
-    if trailing_newline:
-        lines.pop()
-    eol = "\r" if lines and lines[-1].endswith("\r") else ""
-    end = len(lines)
-    while end > 0 and not lines[end - 1].strip():
-        end -= 1
-    lines.insert(end, row_line + eol)
-    return "\n".join(lines) + "\n", end + 1
-
-
 def index_check(opts: Options) -> None:
     """Rows only appended at the tail; merges keep every row; no duplicates, no malformed
     lines; nothing both sides added since the merge base."""
@@ -85,7 +69,7 @@ def index_append(
     kind: Annotated[str, typer.Option("--kind", help="Kind of the issue.")],
 ) -> None:
     """Append a well-formed row at the tail; refuse a duplicate issue number (exit 1)."""
-    from tools import index_table
+    from tools import index_append, index_table
     from tools.cli.results.ledger import IndexAppended
 
     if issue < 1:
@@ -99,37 +83,12 @@ def index_append(
         )
     line = index_table.render_row(issue, row, _one_line(title, "title"), _one_line(kind, "kind"))
     git, rel, full = _repo_file(opts, "index")
-    if full.is_dir():
-        raise UsageError("is a directory, expected the index file", where=rel)
     try:
-        at, line = _append_locked(full, git.root, rel, issue, line)
-    except OSError as exc:
-        raise UsageError(f"cannot write: {exc.strerror}", where=rel) from None
-    show(IndexAppended(rel, at, line), opts)
-
-
-def _append_locked(full: Path, ctx_root: Path, rel: str, issue: int, line: str) -> tuple[int, str]:
-    from tools import index_table, ledger
-    from tools.git import decode, encode
-
-    full.parent.mkdir(parents=True, exist_ok=True)
-    # Lock the index while reading and replacing it, so concurrent appends serialize.
-    with ledger.locked(full, ctx_root) as fd:
-        size = os.fstat(fd).st_size
-        raw = os.pread(fd, size, 0) if size else b""
-        text = decode(raw) if raw.strip() else index_table.skeleton()
-        table = index_table.parse(text)
-        if table.header_line is None:
-            raise UsageError(
-                f"no `{index_table.HEADER_LINE}` table header to append under", where=rel
-            )
-        have = next((r for r in table.rows if r.key == issue), None)
-        if have is not None:
-            emit(f"refused: issue #{issue} is already in {rel} (line {have.line})\n", err=True)
-            raise typer.Exit(EXIT_FAIL)
-        new_text, at = append_row(text, line)
-        write_atomic(full, encode(new_text), root=ctx_root)
-    return at, line
+        done = index_append.append(full, git.root, rel, issue, line)
+    except Refused as exc:
+        emit(f"refused: {exc}\n", err=True)
+        raise typer.Exit(EXIT_FAIL) from None
+    show(IndexAppended(rel, done.line_no, done.line), opts)
 
 
 def index_merge_driver(
@@ -156,9 +115,42 @@ def index_merge_driver(
         raise typer.Exit(EXIT_FAIL)
 
 
-def ledger_verify(opts: Options) -> None:
-    """Every line a record, every id recomputes, no id twice, nothing of the base removed."""
-    run_gates(opts, ["ledger"])
+RequireAttestedOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--require-attested",
+        metavar="KIND[,KIND…]",
+        help="Every record of these kinds needs a valid attestation by an allowed principal.",
+    ),
+]
+AllowedSignersOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--allowed-signers", help="SSH allowed_signers file (config ledger.allowed_signers)."
+    ),
+]
+RevokedSignersOpt = Annotated[
+    Path | None,
+    typer.Option("--revoked-signers", help="Revoked keys: a KRL or public keys (ssh-keygen -r)."),
+]
+
+
+def ledger_verify(
+    opts: Options,
+    require_attested: RequireAttestedOpt = None,
+    allowed_signers: AllowedSignersOpt = None,
+    revoked_signers: RevokedSignersOpt = None,
+) -> None:
+    """Every line a record, every id recomputes, no id twice, nothing of the base removed;
+    with --require-attested, every record of those kinds vouched for (SPEC §11)."""
+    if require_attested is None:
+        if allowed_signers is not None or revoked_signers is not None:
+            raise UsageError("is read only with --require-attested", where="--allowed-signers")
+        run_gates(opts, ["ledger"])
+        return
+    from tools.cli.evidence import verify_attested
+
+    verify_attested(opts, require_attested, allowed_signers, revoked_signers)
 
 
 def ledger_merge(
@@ -191,36 +183,35 @@ def ledger_merge(
     show(LedgerMerged(rel, merged=len(written), present=skipped), opts)
 
 
-def append_ledger(
-    root: Path, full: Path, rel: str, records: list[dict[str, Any]]
-) -> list[dict[str, Any]]:
-    """Append ``records`` to the ledger ``full`` (shown as ``rel``): what was written, its
-    notices said on stderr; a write that fails is exit 2 naming the ledger."""
-    from tools import ledger
-
-    try:
-        written = ledger.append_records(full, records, root=root)
-    except OSError as exc:
-        raise UsageError(f"cannot append: {exc.strerror}", where=rel) from None
-    for notice in getattr(written, "notices", []):
-        emit(f"notice: {notice}\n", err=True)
-    return written
-
-
 KindOpt = Annotated[str | None, typer.Option("--kind", help="Only records of this kind.")]
 IdOpt = Annotated[
     str | None, typer.Option("--id", help="Only this record (an id or a unique prefix).")
 ]
 
 
-def ledger_show(opts: Options, kind: KindOpt = None, rid: IdOpt = None) -> None:
+AttestedOpt = Annotated[
+    bool | None,
+    typer.Option(
+        "--attested/--unattested",
+        help="Only records with (without) an attestation (valid by ledger.allowed_signers).",
+    ),
+]
+
+
+def ledger_show(
+    opts: Options, kind: KindOpt = None, rid: IdOpt = None, attested: AttestedOpt = None
+) -> None:
     """List records: id, created, kind (json: the records themselves)."""
     from tools.cli.results.ledger import LedgerShown
 
-    _, rel, full = _repo_file(opts, "ledger")
+    git, rel, full = _repo_file(opts, "ledger")
     if full.is_dir():
         raise UsageError("is a directory, expected the ledger file", where=rel)
     shown = _selected_records(full, rel, kind, rid)
+    if attested is not None:
+        from tools.replay.show import attested_only
+
+        shown = attested_only(git.root, opts.config, full, shown, want=attested)
     if rid is not None and len({r["id"] for r in shown}) > 1:
         raise UsageError(f"{rid!r} matches {len(shown)} records; give more of the id", where="--id")
     if rid is not None and not shown:

@@ -45,6 +45,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "ledgers": ("index", "ledger"),
     "numerics": ("golden", "numerics"),
     "mutate": ("mutate", "attribute"),
+    "evidence": ("evidence",),
     "demo": ("demo",),
 }
 _MODULE_OF = {word: module for module, words in GROUPS.items() for word in words}

@@ -22,13 +22,13 @@ from tools.cli.common import (
     EXIT_FAIL,
     F,
     ResultType,
+    append_ledger,
     command,
     emit,
     environment_error,
     new_app,
     show,
 )
-from tools.cli.ledgers import append_ledger
 from tools.errors import UsageError
 from tools.options import Options
 
@@ -190,11 +190,10 @@ def mutate_run(
 ) -> None:
     """Run the plan's arms: apply, prove, build, test, restore; record every arm and the
     run in the ledger and render the spec's evidence table."""
-    from tools import ledger
     from tools.cli.results.mutate import MutationRun
     from tools.mutate import plan as plan_mod
-    from tools.mutate import records as rec
     from tools.mutate import runner
+    from tools.mutate.settle import settle
 
     git = _prelude(opts)
     plan = plan_mod.load(git, plan_file)
@@ -215,33 +214,27 @@ def mutate_run(
     spec_path = git.root / plan.spec if plan.spec and receipt is None else None
     _outputs_inside(git, ledger_path, spec_path, rec_path)
     payloads = _run_arms(opts, git, plan, runner.order(plan, names or None), in_place, jobs)
-    control = plan.control.name if plan.control else None
-    ctrl = next((p for p in payloads if p["arm"] == control), None)
-    if ctrl is None and plan.artifacts:
-        from tools.mutate.receipts import ledger_control
-
-        ctrl = ledger_control(plan, _ledger_path(git, opts)[0])
-    rec.judge_stale(payloads, ctrl)
-    rec.anchor(payloads, control)
-    records = [ledger.make_record("mutation-arm", p) for p in rec.in_plan_order(plan, payloads)]
+    done = settle(
+        plan,
+        payloads,
+        ledger_path=lambda: _ledger_path(git, opts)[0],
+        receipt=rec_path,
+        root=git.root,
+    )
     how = "in place" if in_place else f"worktrees, -j {jobs}"
-    done, failures = tuple(records), tuple(rec.failures(records))
-    if rec_path is not None:
-        from tools.mutate.receipts import write_receipt
-
-        write_receipt(rec_path, records, root=git.root)
+    failures = done.failures
+    if done.run is None:
         code = _exit_code(failures, False)
-        run = MutationRun(plan.path, plan.base, how, done, None, failures, code, str(receipt))
+        run = MutationRun(plan.path, plan.base, how, done.arms, None, failures, code, str(receipt))
         show(run, opts, exit_code=code)
         return
     assert ledger_path is not None and ledger_rel is not None
-    run_record = ledger.make_record("mutation-run", rec.run_payload(plan, records))
-    new = [*records, run_record]
+    run_record, new = done.run, done.new
     append_ledger(git.root, ledger_path, ledger_rel, new)
     table, table_failed = _table(git, plan.spec, run_record, ledger_path, new)
     code = _exit_code(failures, table_failed)
     run = MutationRun(
-        plan.path, plan.base, how, done, run_record, failures, code,
+        plan.path, plan.base, how, done.arms, run_record, failures, code,
         ledger=ledger_rel, spec=plan.spec, table=table,
     )  # fmt: skip
     show(run, opts, exit_code=code)

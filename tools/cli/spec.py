@@ -121,6 +121,7 @@ def spec_render(
     from tools.config import load_typed
     from tools.fsio import write_atomic
     from tools.git import Git, decode, encode
+    from tools.replay.vouched import for_tree
 
     git = Git(opts.repo)
     cfg = load_typed(git.root, opts.config)
@@ -132,7 +133,10 @@ def spec_render(
     record = _find_record(ledger_file, ledger_rel, rid)
     records = _arm_records(ledger_file, record)
     text = decode(file_reads.read_file(full, rel, root=git.root))
-    new_text = evidence.render_into(text, record, records.get, where=rel)
+    vouched = for_tree(
+        git.root, ledger_file, cfg.ledger.allowed_signers, cfg.ledger.revoked_signers, records
+    )
+    new_text = evidence.render_into(text, record, records.get, where=rel, vouched=vouched)
     done = SpecRendered(rel, str(record["plan"]), record["kind"], record["id"], changed=True)
     named = record.get("spec")
     if isinstance(named, str) and named != rel:

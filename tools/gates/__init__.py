@@ -21,12 +21,14 @@ from tools.report import GateResult, Report
 
 if TYPE_CHECKING:
     from tools.context import Context
+    from tools.findings_baseline import Entry
 
 __all__ = [
     "COMMAND_GATES",
     "GATES",
     "PSEUDO_GATES",
     "all_modules",
+    "baseline_entries",
     "judged",
     "module",
     "prefetch",
@@ -89,6 +91,18 @@ def run(name: str, ctx: Context) -> GateResult:
     return result
 
 
+def baseline_entries(names: Sequence[str], ctx: Context) -> list[Entry]:
+    """What the named gates report now that the findings baseline may record, as entries
+    (after the configured severities: a rule turned off records nothing). Here rather than
+    in the baseline gate, which runs below this package."""
+    from tools import severities
+    from tools.gates import baseline
+
+    report = Report(run_all(names, ctx))
+    severities.apply(report, ctx.config)
+    return baseline.entries(report, ctx)
+
+
 def judged(ctx: Context, results: list[GateResult]) -> Report:
     """The report of a run: the gates' results, the range pseudo-gates, the configured
     severities (``rules:``), then the findings baseline (debt, new, ``baseline-stale``)."""
@@ -99,9 +113,12 @@ def judged(ctx: Context, results: list[GateResult]) -> Report:
     severities.apply(report, ctx.config)
     baseline.apply(report, ctx)
     report.meta = ctx.describe()
-    if ctx.opts.fmt in ("sarif", "github"):
+    if ctx.opts.fmt in ("sarif", "github", "gitlab"):
         # Only these place findings on paths; the others pay no read for it.
         from tools.report.model import mark_absent
 
         mark_absent(report, ctx.has_path)
+    if ctx.opts.fmt in ("sarif", "gitlab"):
+        # Their identities read the judged lines' text (SPEC §13), as the baseline's does.
+        report.content = lambda path: baseline.judged_content(ctx, path)
     return report

@@ -59,6 +59,33 @@ def judged_content(ctx: Context, path: str) -> bytes | None:
         return None
 
 
+def selected_gates(ctx: Context, wanted: list[str] | None) -> list[str]:
+    """The configured gates the baseline covers, narrowed to ``wanted`` (``--gate``)."""
+    for name in wanted or []:
+        if name not in fb.GATES:
+            raise UsageError(
+                f"--gate {name!r}: the findings baseline covers the content gates but conflicts",
+                expected="one of " + ", ".join(fb.GATES),
+            )
+    configured = [g for g in fb.GATES if g in ctx.config.preflight.gates]
+    return [g for g in configured if not wanted or g in wanted]
+
+
+def entries(report: Report, ctx: Context) -> list[fb.Entry]:
+    """The findings of ``report`` (severities already applied: a rule turned off holds
+    none) that the baseline may record, as entries."""
+    out: list[fb.Entry] = []
+    for gate in report.gates:
+        candidates = [f for f in gate.findings if fb.eligible(gate.gate, f)]
+        for finding, fingerprint in fb.fingerprints(
+            gate.gate, candidates, lambda p: judged_content(ctx, p)
+        ):
+            out.append(
+                fb.Entry(gate.gate, finding.rule, finding.path or "", fingerprint, finding.message)
+            )
+    return out
+
+
 def load(ctx: Context) -> tuple[list[fb.Entry] | None, set[tuple[str, str]] | None]:
     """The judged tree's entries (None: no baseline) and, under ``--config-from base``, the
     merge base's entry keys (None: not read from the base)."""

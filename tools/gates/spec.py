@@ -252,9 +252,16 @@ def run(ctx: Context) -> GateResult:
     all_blocks = [b for s in specs for b in s.blocks]
     if all_blocks:
         records = load_records(lambda: _ledger_lines(ctx), all_blocks)
+        vouched = None
+        if any(evidence.has_vouched_column(b.body) for b in all_blocks):
+            from tools.replay.vouched import for_gate  # SPEC §11: only for such a table
+
+            vouched = for_gate(ctx, list(records))
         for spec_file in specs:
             for block in spec_file.blocks:
-                unbacked = evidence.unbacked(block, records.get, where=spec_file.path)
+                unbacked = evidence.unbacked(
+                    block, records.get, where=spec_file.path, vouched=vouched
+                )
                 if unbacked is not None:
                     result.add(
                         SPEC_EVIDENCE_UNBACKED.id,

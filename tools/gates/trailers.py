@@ -30,7 +30,7 @@ from tools.errors import UsageError
 from tools.gates.commit_range import RANGE_EMPTY
 from tools.git import Commit
 from tools.lines import split_lines
-from tools.plain_message import is_trailer_paragraph, plain_parts, plain_trailers
+from tools.plain_message import plain_parts, plain_trailers
 from tools.report import GateResult, Rule, declare
 from tools.trailer_block import SPACE, Block, Trailer, find_block, is_blank
 
@@ -246,10 +246,6 @@ CO_AUTHORED_BY = "Co-authored-by"
 PLACEHOLDER = "AGENT:MODEL [TOOL]"
 
 _NOREPLY = "@users.noreply.github.com"
-# The keys above as the block groups them (lower-cased).
-_AI_ASSISTED, _ASSISTED, _SIGNED_OFF, _CO_AUTHORED = (
-    key.lower() for key in (AI_ASSISTED, ASSISTED_BY, SIGNED_OFF_BY, CO_AUTHORED_BY)
-)
 
 
 # -- cutover ---------------------------------------------------------------------------------
@@ -398,69 +394,50 @@ def judge(
 ) -> None:
     """File every trailer-contract finding of one message through ``emit``.
 
-    ``clean``: the last paragraphs of plain-shaped messages already found clean with
-    ``cfg`` in this run (see :func:`_clean_plain`); a plain message that ends in one of them
-    is not read again, and each new clean one is added."""
+    ``clean``: the last paragraphs of plain-shaped messages already found clean with ``cfg``
+    in this run; a plain message that ends in one of them is not read again (its block, and
+    so every finding of :func:`_block_rules`, is that paragraph's alone), and each new clean
+    one is added."""
     # A message of the plain shape meets the marker and framing rules as it stands, and its
     # block is its last paragraph: the rest of the reading is for every other message.
     block = None
+    plain_last = None
     if strict and cfg.marker and cfg.marker_placement == "paragraph":
         parts = plain_parts(text, cfg.marker)
         if parts is not None:
-            last = parts[0]
-            known = clean is not None and last in clean
-            if known or (is_trailer_paragraph(last) and _clean_plain(last, cfg)):
-                if clean is not None and not known:
-                    clean.add(last)
+            if clean is not None and parts[0] in clean:
                 if filled:
                     _placeholders(text, emit)
                 return
             block = plain_trailers(*parts)
+            if block is not None:
+                plain_last = parts[0]
     if block is None:
         block = _shape(text, split_lines(text), cfg, emit, strict=strict)
         if block is None:
             return
-    _block_rules(text, block, cfg, emit)
+    found = _block_rules(text, block, cfg, emit)
+    if not found and plain_last is not None and clean is not None:
+        clean.add(plain_last)
     if filled:
         _placeholders(text, emit)
 
 
-def _clean_plain(last: str, cfg: TrailersConfig) -> bool:
-    """Whether the trailer rules find nothing in ``last``, the trailer paragraph of a
-    message of the plain shape (False: they may; :func:`_block_rules` decides): every
-    required key once with an allowed value, ``Assisted-by`` as ``AI-Assisted`` wants it and
-    well formed, and nobody credited (``Signed-off-by``, ``Co-authored-by``: judged in
-    full). Keys compare case-insensitively, as git's do. Read in one pass, without the
-    block: most messages of a range end this way."""
-    values: dict[str, list[str]] = {}
-    for line in last.split("\n"):
-        key, _, value = line.partition(": ")
-        values.setdefault(key.lower(), []).append(value)
-    if _SIGNED_OFF in values or _CO_AUTHORED in values:
-        return False
-    for key, allowed in cfg.required.items():
-        found = values.get(key.lower())
-        if found is None or len(found) != 1 or found[0] not in allowed:
-            return False
-    if cfg.assisted_by:
-        flags = values.get(_AI_ASSISTED)
-        notes = values.get(_ASSISTED, [])
-        flag = flags[0] if flags else None
-        if (flag == "true" and not notes) or (flag == "false" and notes):
-            return False
-        pattern = cfg.assisted_by_format
-        matches = _ASSISTED_BY.fullmatch if pattern is None else _format_regex(pattern).fullmatch
-        if not all(matches(note) for note in notes):
-            return False
-    return True
+def _block_rules(text: str, block: Block, cfg: TrailersConfig, emit: Emit) -> int:
+    """The findings of the trailer block: required trailers, Assisted-by, authorship (the
+    one set of trailer rules). Returns how many were filed."""
+    filed = 0
 
+    def counted(rule: str, message: str, line: int | None = None) -> None:
+        nonlocal filed
+        filed += 1
+        emit(rule, message, line)
 
-def _block_rules(text: str, block: Block, cfg: TrailersConfig, emit: Emit) -> None:
-    """The findings of the trailer block: required trailers, Assisted-by, authorship."""
-    _required(text, block, cfg, emit)
+    _required(text, block, cfg, counted)
     if cfg.assisted_by:
-        _assisted_by(block, cfg.assisted_by_format, emit)
-    _authorship(block, cfg, emit)
+        _assisted_by(block, cfg.assisted_by_format, counted)
+    _authorship(block, cfg, counted)
+    return filed
 
 
 def _placeholders(text: str, emit: Emit) -> None:
@@ -799,4 +776,9 @@ def _judge_all(ctx: Context, result: GateResult, subjects: list[Subject], debt: 
         result.stats["before_cutover"] = lenient
 
 
-prefetch, run = commit_messages.gate(NAME, lambda config: config.trailers.enabled, _judge_all)
+prefetch, run = commit_messages.gate(
+    NAME,
+    lambda config: config.trailers.enabled,
+    _judge_all,
+    first_parent=lambda config: config.trailers.first_parent,
+)

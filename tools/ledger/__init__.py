@@ -37,7 +37,7 @@ from tools.ledger.scan import (
     store_verified,
     strict_loads,
 )
-from tools.ledger.store import Appended, append_records, locked, torn_path
+from tools.ledger.store import Appended, append_records, append_to_ledger, locked, torn_path
 
 __all__ = [
     "CACHE_SCHEMA",
@@ -51,6 +51,7 @@ __all__ = [
     "Scanned",
     "Verified",
     "append_records",
+    "append_to_ledger",
     "canonical_json",
     "load_verified",
     "locked",

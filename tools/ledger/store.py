@@ -189,7 +189,7 @@ def _write_all(fd: int, data: bytes, rollback_to: int) -> None:
 
 def append_records(
     path: Path, records: list[dict[str, Any]], *, root: Path | None = None
-) -> list[dict[str, Any]]:
+) -> Appended:
     """Append ``records`` to the ledger at ``path`` (created if absent), atomically.
 
     Each record must verify (ValueError otherwise, nothing written). Records whose id is
@@ -219,3 +219,13 @@ def append_records(
         if keep:
             _write_all(fd, b"".join(prepared.lines[i] for i in keep), size)
     return Appended([prepared.records[i] for i in keep], notices)
+
+
+def append_to_ledger(root: Path, full: Path, rel: str, records: list[dict[str, Any]]) -> Appended:
+    """:func:`append_records` for a command: the ledger ``full`` of the repository at
+    ``root``, shown as ``rel``; a write that fails is a :class:`~tools.errors.UsageError`
+    naming it (exit 2). The caller says the returned ``notices``."""
+    try:
+        return append_records(full, records, root=root)
+    except OSError as exc:
+        raise UsageError(f"cannot append: {exc.strerror}", where=rel) from None

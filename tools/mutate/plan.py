@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from tools.errors import UsageError
 from tools.mutate.apply import patch_paths
+from tools.mutate.arm_result import Verdict
 from tools.mutate.mutation import Mutation
 
 if TYPE_CHECKING:
@@ -21,21 +22,8 @@ if TYPE_CHECKING:
 SCHEMA = "mutate-plan.schema.json"
 DEFAULT_TIMEOUT_S = 1800.0
 KINDS = ("revert", "replace", "patch")
-VERDICTS = (
-    "GREEN",
-    "RED",
-    "NO-BUILD",
-    "NOT-APPLIED",
-    "TIMEOUT",
-    "ERROR",
-    "FLAKY",
-    "UNANCHORED",
-    "KILLED",
-    "EMPTY",
-    "STALE",
-    "NO-QUIET-WINDOW",
-    "ENV-FAULT",
-)
+# The words an ``expect`` may name (the schema lists the same).
+VERDICTS = tuple(v.value for v in Verdict)
 
 
 @dataclass(frozen=True)

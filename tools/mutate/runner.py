@@ -20,9 +20,10 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from tools.git import GitError
 from tools.mutate import apply as ap
-from tools.mutate.mutation import describe_all
+from tools.mutate.arm_result import ArmResult, Step, Target, Verdict, classify
 from tools.mutate.plan import Arm, Plan
 from tools.mutate.proc import Registry, StepResult, run_step
+from tools.mutate.records import arm_payload
 
 if TYPE_CHECKING:
     from tools.mutate.inplace import Conflict, InPlace
@@ -191,7 +192,9 @@ def _versions(plan: Plan, tree: Path, registry: Registry) -> list[dict[str, Any]
 
 @dataclass
 class _ArmRun:
-    """What one arm's run has found so far, step by step; its payload is made from it."""
+    """What one arm's run has found so far, step by step; :meth:`result` freezes it into an
+    :class:`~tools.mutate.arm_result.ArmResult`, and the classifier says after each step
+    whether the arm is decided (then no further step runs)."""
 
     plan: Plan
     arm: Arm
@@ -199,24 +202,52 @@ class _ArmRun:
     registry: Registry
     note: Callable[[str], None]
     started: float = field(default_factory=time.monotonic)
-    verdict: str | None = None
-    reason: str | None = None
-    signal: str | None = None
-    matched: dict[str, str] | None = None
-    artifacts: list[dict[str, Any]] | None = None
     quiet: dict[str, Any] | None = None
-    conditions: dict[str, Any] | None = None
+    error: str | None = None
+    not_applied: str | None = None
     applied: bool = False
+    build: Step | None = None
+    tests: list[Step] = field(default_factory=list)
+    artifacts: list[dict[str, Any]] | None = None
+    conditions: dict[str, Any] | None = None
     names: list[str] = field(default_factory=list)
     before: dict[str, ap.FileState] = field(default_factory=dict)
     mutated: dict[str, ap.FileState] = field(default_factory=dict)
     after: dict[str, ap.FileState] = field(default_factory=dict)
     restored: bool | None = None
     conflicts: list[Conflict] = field(default_factory=list)
-    compile_rc: int | None = None
-    run_rcs: list[int] = field(default_factory=list)
-    tails: dict[str, Any] = field(default_factory=lambda: {"build": None, "test": []})
     durations: dict[str, Any] = field(default_factory=dict)
+
+    def result(self, *, whole: bool = True) -> ArmResult:
+        """What the arm has observed so far, frozen. ``whole``: with the targets' hashes and
+        numstat (a diff per target), which no verdict reads."""
+        plan = self.plan
+        arts = self.artifacts
+        return ArmResult(
+            arm=self.arm.name,
+            is_control=self.arm.is_control,
+            quiet=self.quiet,
+            error=self.error,
+            not_applied=self.not_applied,
+            applied=self.applied,
+            build=self.build,
+            tests=tuple(self.tests),
+            test_command=plan.test,
+            repeat=plan.repeat,
+            timeout=plan.timeout,
+            empty_when=plan.empty_when,
+            artifacts=None if arts is None else tuple((a["path"], a["sha256"]) for a in arts),
+            targets=self.targets() if whole else (),
+            restored=self.restored,
+            numstat=tuple(self.numstat()) if whole else (),
+            conditions=self.conditions,
+            durations=dict(self.durations),
+            conflicts=tuple(c.record() for c in self.conflicts),
+        )
+
+    def decided(self) -> bool:
+        """Whether what the arm has observed decides its verdict (no further step runs)."""
+        return classify(self.result(whole=False)).verdict is not None
 
     def wait_for_quiet(self, countdown: Callable[[float, float | None], None] | None) -> None:
         """``quiet:``: wait for the machine; an arm that never gets a quiet window never runs."""
@@ -233,14 +264,6 @@ class _ArmRun:
             cancelled=self.registry.cancelled.is_set,
         )
         self.registry.check()
-        if not self.quiet["quiet"]:
-            load = self.quiet["load_per_cpu"]
-            seen = "unknown" if load is None else f"{load:g}"
-            self.verdict, self.reason = (
-                "NO-QUIET-WINDOW",
-                f"the 1-minute load per CPU ({seen}) stayed above {q.max_load:g} "
-                f"for {q.wait_s:g} s",
-            )
 
     def apply(self, guard: InPlace | None) -> None:
         """The overlay, then the arm's mutations, with the targets' states before and after."""
@@ -264,88 +287,36 @@ class _ArmRun:
                 ap.apply(tree, m)
             self.applied = True
         except ap.NotApplied as exc:
+            # The overlay is the experiment's own setup: its failing is an ERROR.
             if current != "the arm":
-                self.verdict, self.reason = "ERROR", f"{current} did not apply: {exc}"
+                self.error = f"{current} did not apply: {exc}"
             else:
-                self.verdict, self.reason = "NOT-APPLIED", str(exc)
+                self.not_applied = str(exc)
         self.mutated = {p: ap.read_state(tree, p) for p in self.names}
         if guard is not None:
             guard.also({p: st.sha256 for p, st in self.mutated.items()})
 
-    def judge(self, kind: str, step: StepResult, command: str) -> str | None:
-        """A recogniser's verdict on the step's output (its match kept); the reason, if any."""
-        from tools.mutate import verdicts as vd
-
-        judged = vd.judge_step(
-            kind,
-            rc=step.rc,
-            signal=step.signal,
-            tail=step.tail,
-            command=command,
-            empty_when=self.plan.empty_when,  # read for a test only
-            test=kind == "test",
-        )
-        if judged.verdict is None:
-            return None
-        self.verdict = judged.verdict
-        self.matched = judged.match.record() if judged.match else None
-        return judged.reason
-
-    def build(self, command: str) -> None:
-        plan = self.plan
+    def run_build(self, command: str) -> None:
         self.note("building")
-        step = run_step(command, self.tree, timeout=plan.timeout, registry=self.registry)
-        self.compile_rc, self.tails["build"], self.durations["build"] = (
-            step.rc,
-            step.tail,
-            step.seconds,
-        )
-        self.signal = step.signal
-        if step.timed_out:
-            self.verdict, self.reason = "TIMEOUT", f"the build ran past {plan.timeout:g} s"
-            return
-        reason = self.judge("build", step, command)
-        if self.verdict is not None:
-            self.reason = reason
-        elif step.rc != 0:
-            sig = f" ({step.signal})" if step.signal else ""
-            self.verdict, self.reason = "NO-BUILD", f"the build exited {step.rc}{sig}"
+        step = run_step(command, self.tree, timeout=self.plan.timeout, registry=self.registry)
+        self.build = _observed(step)
+        self.durations["build"] = step.seconds
 
     def hash_artifacts(self) -> None:
-        """The plan's artifacts after the build; a missing one is NO-BUILD."""
+        """The plan's artifacts after the build (a missing one: NO-BUILD)."""
         self.artifacts = hash_artifacts(self.tree, self.plan.artifacts)
-        missing = [a["path"] for a in self.artifacts if a["sha256"] is None]
-        if missing:
-            after_what = "after the build exited 0" if self.plan.build else "(no build command)"
-            self.verdict, self.reason = (
-                "NO-BUILD",
-                f"artifact(s) {', '.join(missing)} missing {after_what}",
-            )
 
     def test(self) -> None:
-        """The test ``repeat`` times; GREEN, RED or FLAKY from the exit codes, unless a run
-        timed out or a recogniser gave its verdict first."""
+        """The test up to ``repeat`` times, until a run decides the arm (a timeout, a
+        machine verdict) or every run has ended."""
         plan = self.plan
         for i in range(plan.repeat):
             self.note("testing" + (f" ({i + 1}/{plan.repeat})" if plan.repeat > 1 else ""))
             step = run_step(plan.test, self.tree, timeout=plan.timeout, registry=self.registry)
-            self.tails["test"].append(step.tail)
+            self.tests.append(_observed(step))
             self.durations["test"].append(step.seconds)
-            if step.timed_out:
-                self.verdict = "TIMEOUT"
-                self.reason = f"test run {i + 1} ran past {plan.timeout:g} s"
+            if self.decided():
                 return
-            assert step.rc is not None
-            self.run_rcs.append(step.rc)
-            self.signal = self.signal or step.signal
-            reason = self.judge("test", step, plan.test)
-            if self.verdict is not None:
-                self.reason = reason if plan.repeat == 1 else f"run {i + 1}: {reason}"
-                return
-        passed = {rc == 0 for rc in self.run_rcs}
-        self.verdict = "FLAKY" if len(passed) > 1 else "GREEN" if passed == {True} else "RED"
-        if self.verdict == "RED" and self.signal:
-            self.reason = f"the test crashed ({self.signal})"
 
     def restore(self, guard: InPlace | None) -> None:
         if guard is None:
@@ -357,13 +328,18 @@ class _ArmRun:
         if self.conflicts:
             self.restored = False  # the table must never say `restored yes` for a file left
 
-    def targets(self) -> list[dict[str, Any]]:
+    def targets(self) -> tuple[Target, ...]:
         before, mutated, after = self.before, self.mutated, self.after
-        return [
-            ap.target_record(p, before[p], mutated.get(p, before[p]), after.get(p, before[p]))
+        return tuple(
+            Target(
+                p,
+                before[p].sha256,
+                mutated.get(p, before[p]).sha256,
+                after.get(p, before[p]).sha256,
+            )
             for p in self.names
             if p in before
-        ]
+        )
 
     def numstat(self) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
@@ -380,40 +356,55 @@ class _ArmRun:
                 out.append(entry)
         return out
 
-    def payload(self, mode: str, *, total_s: float) -> dict[str, Any]:
-        """The arm's ``mutation-arm`` payload (before anchoring)."""
-        plan, verdict, reason = self.plan, self.verdict, self.reason
-        assert verdict is not None
-        self.durations["total"] = _rounded(total_s)
-        return {
-            **_arm_identity(plan, self.arm),
-            "targets": self.targets(),
-            # An arm that never started (no quiet window) neither applied nor failed to.
-            "applied": None if verdict == "NO-QUIET-WINDOW" else self.applied,
-            "numstat": self.numstat(),
-            "build": plan.build,
-            "test": plan.test,
-            "compile_rc": self.compile_rc,
-            "run_rc": self.run_rcs[0] if self.run_rcs else None,
-            "run_rcs": self.run_rcs,
-            "verdict": verdict,
-            "expect": plan.expect.get(self.arm.name),
-            "restored": self.restored,
-            "observed": verdict,
-            "reason": reason,
-            "observed_reason": reason,
-            "repeat": plan.repeat,
-            "timeout": plan.timeout,
-            "mode": mode,
-            "tails": self.tails,
-            "durations": self.durations,
-            "signal": self.signal,
-            "matched": self.matched,
-            "artifacts": self.artifacts,
-            "quiet": self.quiet,
-            "conditions": self.conditions,
-            **({"conflicts": [c.record() for c in self.conflicts]} if self.conflicts else {}),
-        }
+
+def _observed(step: StepResult) -> Step:
+    return Step(step.rc, step.timed_out, step.signal, step.tail, step.seconds)
+
+
+def observe_arm(
+    plan: Plan,
+    arm: Arm,
+    tree: Path,
+    registry: Registry,
+    note: Callable[[str], None],
+    *,
+    setup_s: float = 0.0,
+    countdown: Callable[[float, float | None], None] | None = None,
+    guard: InPlace | None = None,
+) -> ArmResult:
+    """Run one arm in ``tree``, each step only while no earlier one decided the verdict,
+    and return what it observed (:func:`~tools.mutate.arm_result.classify` gives the
+    verdict). The tree is restored (and the restore proven) on every path out, an interrupt
+    included. ``guard`` (in place): the recovery record learns the arm's mutants before
+    they are written, and the restore rewrites only a file that still holds one (a file
+    changed since is a conflict, left as it is)."""
+    from tools.mutate import conditions as cond
+
+    run = _ArmRun(plan, arm, tree, registry, note)
+    run.durations = {"setup": _rounded(setup_s), "build": None, "test": []}
+    run.conditions = conditions = cond.start(tree)
+    run.wait_for_quiet(countdown)
+    if not run.decided() and plan.versions:
+        conditions["versions"] = _versions(plan, tree, registry)
+    try:
+        try:
+            if not run.decided():
+                run.apply(guard)
+        except (ap.ApplyError, GitError, OSError) as exc:
+            run.error = f"{type(exc).__name__}: {exc}"
+        run.durations["apply"] = _rounded(time.monotonic() - run.started)
+        if not run.decided() and plan.build:
+            run.run_build(plan.build)
+        if not run.decided() and plan.artifacts:
+            run.hash_artifacts()
+        if not run.decided():
+            run.test()
+    finally:
+        # The restore runs on every way out (Cancelled, KeyboardInterrupt included).
+        run.restore(guard)
+        cond.finish(conditions)
+    run.durations["total"] = _rounded(time.monotonic() - run.started + setup_s)
+    return run.result()
 
 
 def execute_arm(
@@ -428,39 +419,12 @@ def execute_arm(
     countdown: Callable[[float, float | None], None] | None = None,
     guard: InPlace | None = None,
 ) -> dict[str, Any]:
-    """Run one arm in ``tree`` and return its ``mutation-arm`` payload (before anchoring).
-
-    The tree is restored (and the restore proven) on every path out, an interrupt included.
-    ``guard`` (in place): the recovery record learns the arm's mutants before they are
-    written, and the restore rewrites only a file that still holds one (a file changed since
-    is a conflict, left as it is).
-    """
-    from tools.mutate import conditions as cond
-
-    run = _ArmRun(plan, arm, tree, registry, note)
-    run.durations = {"setup": _rounded(setup_s), "build": None, "test": []}
-    run.conditions = conditions = cond.start(tree)
-    run.wait_for_quiet(countdown)
-    if run.verdict is None and plan.versions:
-        conditions["versions"] = _versions(plan, tree, registry)
-    try:
-        try:
-            if run.verdict is None:
-                run.apply(guard)
-        except (ap.ApplyError, GitError, OSError) as exc:
-            run.verdict, run.reason = "ERROR", f"{type(exc).__name__}: {exc}"
-        run.durations["apply"] = _rounded(time.monotonic() - run.started)
-        if run.verdict is None and plan.build:
-            run.build(plan.build)
-        if run.verdict is None and plan.artifacts:
-            run.hash_artifacts()
-        if run.verdict is None:
-            run.test()
-    finally:
-        # The restore runs on every way out (Cancelled, KeyboardInterrupt included).
-        run.restore(guard)
-        cond.finish(conditions)
-    return run.payload(mode, total_s=time.monotonic() - run.started + setup_s)
+    """Run one arm in ``tree`` (:func:`observe_arm`) and return its ``mutation-arm``
+    payload (before the control's outcome is known)."""
+    result = observe_arm(
+        plan, arm, tree, registry, note, setup_s=setup_s, countdown=countdown, guard=guard
+    )
+    return arm_payload(plan, arm, result, classify(result), mode)
 
 
 def _restore(
@@ -525,26 +489,25 @@ def _guarded_restore(
     return (ok if changed else None), after, conflicts
 
 
-def _arm_identity(plan: Plan, arm: Arm) -> dict[str, Any]:
-    """What every arm record says of the experiment and the arm, whatever happened to it."""
-    return {
-        "plan": plan.path,
-        "plan_sha256": plan.sha256,
-        "base": plan.base,
-        "arm": arm.name,
-        "mutation": describe_all(arm.mutations),
-        "mutations": [m.record() for m in arm.mutations],
-        "overlay": plan.overlay_entries(),
-    }
-
-
 def error_payload(plan: Plan, arm: Arm, reason: str, mode: str, setup_s: float) -> dict[str, Any]:
     """The record of an arm that could not even start (its worktree could not be made)."""
-    # Nothing runs: the tree, registry and note are never used.
-    run = _ArmRun(plan, arm, Path(), Registry(), lambda what: None)
-    run.durations = {"setup": _rounded(setup_s), "apply": 0.0, "build": None, "test": []}
-    run.verdict, run.reason = "ERROR", reason
-    return run.payload(mode, total_s=setup_s)
+    durations: dict[str, Any] = {
+        "setup": _rounded(setup_s),
+        "apply": 0.0,
+        "build": None,
+        "test": [],
+    }
+    durations["total"] = _rounded(setup_s)
+    result = ArmResult(
+        arm=arm.name,
+        is_control=arm.is_control,
+        error=reason,
+        test_command=plan.test,
+        repeat=plan.repeat,
+        timeout=plan.timeout,
+        durations=durations,
+    )
+    return arm_payload(plan, arm, result, classify(result), mode)
 
 
 def order(plan: Plan, names: list[str] | None) -> list[Arm]:
@@ -598,7 +561,7 @@ def run_in_worktrees(
                 clean_end = (
                     payload is not None
                     and payload.get("restored") is not False
-                    and payload.get("verdict") not in ("ERROR", "TIMEOUT")
+                    and payload.get("verdict") not in (Verdict.ERROR, Verdict.TIMEOUT)
                     and not registry.cancelled.is_set()
                 )
                 pool_of_trees.give_back(tree, reusable=clean_end)

@@ -1,5 +1,6 @@
-"""Verdicts that tell the code from the machine (SPEC §6): what a step's status, signal and
-output tail say beyond its exit code.
+"""The recognisers behind the verdicts that tell the code from the machine (SPEC §6): what a
+step's signal and output tail say beyond its exit code. The verdicts themselves, and the order
+in which these findings decide one, live in :mod:`tools.mutate.arm_result`.
 
 - KILLED: a step ended by SIGKILL or SIGTERM that ``tools`` did not send (the OOM killer, a
   supervisor). A crash signal (SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL) is the code's: RED.
@@ -16,9 +17,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-# Verdicts that prove nothing about the code: a mutated arm with one is no evidence, and
-# ``tools attribute`` skips a bisection step that gets one.
-MACHINE = ("KILLED", "EMPTY", "STALE", "NO-QUIET-WINDOW", "ENV-FAULT")
 KILL_SIGNALS = ("SIGKILL", "SIGTERM")
 CRASH_SIGNALS = ("SIGSEGV", "SIGABRT", "SIGBUS", "SIGFPE", "SIGILL")
 
@@ -101,42 +99,3 @@ def ran_nothing(
             line = clean[start : end if end >= 0 else len(clean)]
             return Match("empty_when", (line.strip() or hit.group(0))[:_LINE_MAX])
     return _first(EMPTY_RECOGNISERS, tail)
-
-
-@dataclass(frozen=True)
-class Judged:
-    """A step's verdict beyond its exit code (None: the exit code decides), the reason, and
-    the line that decided it."""
-
-    verdict: str | None
-    reason: str | None = None
-    match: Match | None = None
-
-
-def judge_step(
-    what: str,
-    *,
-    rc: int | None,
-    signal: str | None,
-    tail: str,
-    command: str,
-    empty_when: re.Pattern[str] | None = None,
-    test: bool,
-) -> Judged:
-    """KILLED, ENV-FAULT or (a test only) EMPTY for one finished step, else no verdict.
-
-    Order: a kill signal first (the step did not end by itself), then a machine fault in a
-    failing step's tail (it may be why the step crashed), then a test that ran nothing."""
-    if signal in KILL_SIGNALS:
-        return Judged("KILLED", f"the {what} was ended by {signal}, which tools did not send")
-    if rc not in (0, None):
-        fault = env_fault(tail)
-        if fault is not None:
-            return Judged(
-                "ENV-FAULT", f"the {what} exited {rc} and its output shows: {fault.line}", fault
-            )
-    if test:
-        empty = ran_nothing(tail, rc, command, empty_when)
-        if empty is not None:
-            return Judged("EMPTY", f"the test ran nothing ({empty.by}: {empty.line})", empty)
-    return Judged(None)

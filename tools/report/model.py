@@ -181,7 +181,7 @@ PROTOCOL_ANCHOR = ".agents/protocol.yaml"
 class Report:
     """The gates a command ran; their statuses make its verdict and exit code."""
 
-    __slots__ = ("gates", "meta", "absent")
+    __slots__ = ("gates", "meta", "absent", "content")
 
     def __init__(self, gates: list[GateResult]) -> None:
         self.gates = gates
@@ -191,6 +191,10 @@ class Report:
         # built the report found them (:func:`mark_absent`); None: not looked at, every path
         # is taken as present. Renderers read it and never look at a tree themselves.
         self.absent: frozenset[str] | None = None
+        # A repo-relative path's content as the gates judged it, for the formats that identify
+        # a finding by its line's text (gitlab, sarif); None: no line text (the identity is
+        # then the rule and path alone). Set by whoever built the report, like ``absent``.
+        self.content: Callable[[str], bytes | None] | None = None
 
     def paths(self) -> set[str]:
         """Every repo-relative path a renderer may place a result on: each finding's path and

@@ -24,6 +24,7 @@ _REPORT_MODULES = {
     "json": ("tools.report.json_report", "render_json"),
     "github": ("tools.report.github", "render_github"),
     "sarif": ("tools.report.sarif", "render_sarif"),
+    "gitlab": ("tools.report.gitlab", "render_gitlab"),
 }
 FORMATS: tuple[str, ...] = tuple(_REPORT_MODULES)
 

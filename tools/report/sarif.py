@@ -10,13 +10,14 @@ its reasons.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from typing import Any
 from urllib.parse import quote
 
 from tools import __version__
+from tools.finding_identity import finding_identity
+from tools.report.line_hash import add_to_results as add_line_hashes
 from tools.report.model import PROTOCOL_ANCHOR, Finding, GateResult, Report
 from tools.report.registry import Rule, declared
 from tools.report.render_options import RenderOptions
@@ -98,11 +99,7 @@ class _Rules:
 def _fingerprint(gate: str, f: Finding, seen: dict[str, int]) -> str:
     # The finding's identity without its line, so that an edit above it does not make a new
     # alert; identical findings are told apart by their order, as code scanning expects.
-    key = "\0".join((gate, f.rule, f.path or "", f.commit or "", f.message))
-    digest = hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:32]
-    n = seen.get(digest, 0) + 1
-    seen[digest] = n
-    return f"{digest}:{n}"
+    return finding_identity(seen, gate, f.rule, f.path or "", f.commit or "", f.message).numbered
 
 
 def _physical(path: str, line: int | None, end_line: int | None = None) -> dict[str, Any]:
@@ -183,6 +180,9 @@ def to_sarif(report: Report, *, fail_on_skip: bool = False) -> dict[str, Any]:
     for gate in report.gates:
         for f in gate.findings:
             results.append(_result(report, gate, f, rules.of(gate.gate, f), seen))
+    if report.content is not None:
+        # What code scanning tracks an alert by, filled in as upload-sarif would (SPEC §13).
+        add_line_hashes(results, report.content)
     skipped = [g for g in report.gates if g.status == "skip"]
     # Under --fail-on-skip a skip fails the command, so it is reported at that level.
     skip_level = "error" if fail_on_skip else "warning"
