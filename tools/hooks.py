@@ -297,19 +297,24 @@ class PushedRef:
     remote_sha: str
 
 
-def parse_push_lines(data: bytes) -> list[PushedRef]:
-    """git's pre-push stdin: one ``<local ref> <local sha> <remote ref> <remote sha>`` a line."""
-    refs: list[PushedRef] = []
+def input_fields(data: bytes, hook: str, want: int, shape: str) -> list[list[str]]:
+    """The ``want`` fields of each non-blank line git writes to a hook's stdin (``pre-push``,
+    ``pre-receive``); a line of another count is exit 2, naming the ``shape`` expected."""
+    lines: list[list[str]] = []
     for number, raw in enumerate(data.decode("utf-8", "surrogateescape").splitlines(), 1):
         parts = raw.split()
         if not parts:
             continue
-        if len(parts) != 4:
-            raise UsageError(
-                f"pre-push input line {number} is not `<local ref> <sha> <remote ref> <sha>`"
-            )
-        refs.append(PushedRef(*parts))
-    return refs
+        if len(parts) != want:
+            raise UsageError(f"{hook} input line {number} is not `{shape}`")
+        lines.append(parts)
+    return lines
+
+
+def parse_push_lines(data: bytes) -> list[PushedRef]:
+    """git's pre-push stdin: one ``<local ref> <local sha> <remote ref> <remote sha>`` a line."""
+    shape = "<local ref> <sha> <remote ref> <sha>"
+    return [PushedRef(*parts) for parts in input_fields(data, "pre-push", 4, shape)]
 
 
 def pre_commit_framework_ref(env: Mapping[str, str]) -> list[PushedRef]:

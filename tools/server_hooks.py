@@ -51,15 +51,8 @@ class Said:
 
 def parse_receive_lines(data: bytes) -> list[Received]:
     """git's pre-receive stdin: one ``<old sha> <new sha> <ref>`` a line."""
-    refs: list[Received] = []
-    for number, raw in enumerate(data.decode("utf-8", "surrogateescape").splitlines(), 1):
-        parts = raw.split()
-        if not parts:
-            continue
-        if len(parts) != 3:
-            raise UsageError(f"pre-receive input line {number} is not `<old sha> <new sha> <ref>`")
-        refs.append(Received(*parts))
-    return refs
+    shape = "<old sha> <new sha> <ref>"
+    return [Received(*parts) for parts in hooks.input_fields(data, "pre-receive", 3, shape)]
 
 
 def update_args(args: list[str]) -> Received:
