@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable
 from typing import NamedTuple
 
 from tools import markdown
+from tools.bounded import ConfigPattern, config_pattern
 
 ROW_SHARE = 0.6
 MIN_ROWS = 3
@@ -48,12 +49,12 @@ def _state_column(rows: list[markdown.Row]) -> int | None:
     return -max(lifecycles)[1] if lifecycles else None
 
 
-def _links_spec(line: str, matrix: str, spec_dir: str, pattern: re.Pattern[str]) -> bool:
+def _links_spec(line: str, matrix: str, spec_dir: str, pattern: ConfigPattern) -> bool:
     """Whether the row names a file of the spec folder, resolved as the docs gate resolves it
     (relative to the matrix's folder, or from the root with a leading ``/``)."""
     folder = posixpath.dirname(matrix)
     for found in pattern.finditer(line):
-        path = found.group("spec")
+        path = found.group("spec") or ""
         resolved = path.lstrip("/") if path.startswith("/") else posixpath.join(folder, path)
         if posixpath.normpath(resolved).startswith(spec_dir.rstrip("/") + "/"):
             return True
@@ -69,7 +70,9 @@ def _table(table: markdown.Table, matrix: str, spec_dir: str) -> tuple[str, set[
     column = _state_column(body)
     if column is None or column >= len(header.cells):
         return None
-    pattern = re.compile(_spec_link(spec_dir))
+    # The pattern the config will hold, on the engine the docs gate runs it on (RE2: the rows
+    # are the judged tree's text).
+    pattern = config_pattern(_spec_link(spec_dir), "docs.spec_now[].spec_link")
     linked = sum(1 for r in body if _links_spec(" | ".join(r.cells), matrix, spec_dir, pattern))
     if linked < ROW_SHARE * len(body):
         return None
