@@ -1,6 +1,8 @@
 """``tools init --adopt`` learns what the history shows (SPEC §9.3): doc checkpoints from
-co-change, the spec folder, subject length, bodies and a marker ending the message, each with
-its evidence; and the learned config then judges the next commit as the history would."""
+co-change and from lifecycle moves, the spec folder, subject length, bodies and a marker ending
+the message, the device layer, programs and declarations a ratchet must not count, the allow
+marker in use and the matrix holding its tags, each with its evidence; and the learned config
+then judges the next commit as the history would."""
 
 from __future__ import annotations
 
@@ -83,8 +85,11 @@ def test_adoption_prints_each_learned_choice_with_its_evidence(tmp_path: Path) -
     assert "outside_guards" not in ratchet["buckets"]["kcuda"]
     assert "src/kern/ holds device-named folders: a per-device library, 2 file(s)" in out
     # The library's dispatch, the device-named file and the guarded include are not counted;
-    # the shared loader's unguarded include is.
-    assert "kcuda 2, is_cuda 12, cuda_include 1, vt_macro 0" in out
+    # the shared loader's unguarded include is. The interface's enumerator declares the
+    # device and is exempt; the kCUDA in its inline function's body branches and counts.
+    assert "kcuda 1, is_cuda 12, cuda_include 1, vt_macro 0" in out
+    assert "1 site(s) on 1 line(s) outside every function body declare a device" in out
+    assert ratchet["exempt_files"] == {"src/platforms/interface.h": {"kcuda": 1}}
     assert [r["require_changed"] for r in cfg["docs"]["rules"]] == [
         ["README.md"],
         ["docs/BENCHMARKS.md"],
@@ -426,3 +431,193 @@ def test_an_exception_names_a_commit_or_an_author(make_repo, entry: str) -> None
         "trailers:\n  exceptions:\n    - {author: a@b, rule: framing, reason: r}\n",
     )
     assert repo.tools("config", "validate").exit_code == 0
+
+
+# -- allow markers, programs and declarations, row moves ---------------------------------------
+SEAM_PLAN = (
+    "# Seam plan\n\n| # | Row | Work | State |\n|---|---|---|---|\n"
+    "| **1** | `S1` | the ratchet | `DONE` |\n| **2** | `S2` | the priority walk | `ACTIVE` |\n"
+    "| **3** | `S3` | the registry | `PLANNED` |\n"
+)
+
+
+def _ratchet_cfg(repo: Repo) -> dict[str, object]:
+    cfg = yaml.safe_load((repo.path / ".agents/protocol.yaml").read_text())
+    ratchet: dict[str, object] = cfg["ratchets"]["device-leakage"]
+    return ratchet
+
+
+def test_an_allow_marker_in_use_is_adopted_with_the_matrix_holding_its_tags(make_repo) -> None:  # type: ignore[no-untyped-def]
+    repo = make_repo()
+    files: dict[str, str | bytes] = {
+        "src/engine.cc": "int run(const T& t) { return t.is_cuda() ? 1 : 0; }\n",
+        "checks/test_seam.py": 'SRC = "// SEAM-ALLOW(S2): pending"\nDOC = "SEAM-ALLOW(<row>)"\n',
+        "docs/seam-plan.md": SEAM_PLAN,
+        "docs/other.md": "| Key | Note |\n|---|---|\n| `S9` | no |\n",
+    }
+    repo.commit("Start\n\nBody.\n", files)
+    run = repo.tools("init", "--adopt")
+    assert run.exit_code == 0, run.stdout + run.stderr
+    marker = r"SEAM-ALLOW\((?P<tag>[^()]+)\)"
+    assert (
+        "SEAM-ALLOW(<tag>) is written 1 time(s) in 1 file(s) of the tree (tags S2) → " in run.stdout
+    )
+    assert "1 of 1 tag(s) (S2) are keys of column 2 of a table of docs/seam-plan.md" in run.stdout
+    ratchet = _ratchet_cfg(repo)
+    assert ratchet["allow_marker"] == marker
+    assert ratchet["allow_tags_from"] == [{"matrix": "docs/seam-plan.md", "key_column": 2}]
+    # The next marked site names a row of the plan: exempt; a tag of no row: refused.
+    repo.commit("Adopt\n\nBody.\n")
+    src = "int run(const T& t) { return t.is_cuda() ? 1 : 0; }\n"
+    repo.write(
+        "src/engine.cc",
+        src + "// SEAM-ALLOW(S3): the registry row\nbool g(T t) { return t.is_cuda(); }\n",
+    )
+    checked = repo.tools("--format", "json", "ratchet", "check")
+    assert checked.exit_code == 0, checked.stdout
+    repo.write("src/engine.cc", src + "// SEAM-ALLOW(S7)\nbool g(T t) { return t.is_cuda(); }\n")
+    refused = repo.tools("--format", "json", "ratchet", "check")
+    found = {f["rule"] for f in refused.json()["gates"][0]["findings"]}
+    assert refused.exit_code == 1 and "allow-tag-unknown" in found
+
+
+def test_no_marker_in_use_keeps_the_shipped_marker(make_repo) -> None:  # type: ignore[no-untyped-def]
+    repo = make_repo()
+    repo.commit("Start\n\nBody.\n", {"src/engine.cc": "int f() { return kCUDA; }\n"})
+    run = repo.tools("init", "--adopt")
+    assert run.exit_code == 0, run.stdout + run.stderr
+    assert "-ALLOW(<tag>)" not in run.stdout
+    assert "allow_tags_from" not in yaml.safe_load(
+        (repo.path / ".agents/protocol.yaml").read_text()
+    )
+
+
+def test_programs_with_their_own_build_and_declarations_are_not_counted() -> None:
+    from tools.adopt.learn_ratchets import learn_ratchets
+    from tools.config import defaults
+
+    texts = {
+        "CMakeLists.txt": b"add_subdirectory(examples)\n",
+        "examples/CMakeLists.txt": b"add_executable(cli cli/main.cc)\n",
+        "examples/cli/main.cc": b"int main() { return kCUDA; }\n",
+        "examples/serve/main.cpp": b"#include <x.h>\nint main(int c, char** v) { return kCUDA; }\n",
+        "examples/serve/util.h": b"inline int u() { return kCUDA; }\n",
+        # A build of its own, but one folder is a library: not programs.
+        "plugins/CMakeLists.txt": b"add_library(p a/p.cc)\n",
+        "plugins/a/p.cc": b"int p() { return kCUDA; }\n",
+        "plugins/b/main.cc": b"int main() { return 0; }\n",
+        "src/device.h": (
+            b"namespace vt {\nenum class Device : int { kCPU = 0, kCUDA = 1 };\n"
+            b"struct Platform {\n  bool is_cuda() const { return type() == Device::kCUDA; }\n"
+            b"  int f() const {\n    if (type() == Device::kCUDA) { return 1; }\n"
+            b"    return 0;\n  }\n};\n}  // namespace vt\n"
+        ),
+        "src/registry.cc": (
+            b"namespace {\nconstexpr Device kOrder[] = {\n    Device::kCUDA, Device::kCPU};\n"
+            b'const Registrar kFooCuda{Device::kCUDA, "FOO",\n'
+            b"    []() -> int { return pick(Device::kCUDA); }};\n}  // namespace\n"
+            b"#ifdef VT_FAST\nint fast() { return 1; }\n#endif\n"
+        ),
+        # A C block and a member initializer declare; a constructor after its member
+        # initializers and a lambda without parameters are function bodies.
+        "src/more.cc": (
+            b'extern "C" {\nint dev = kCUDA;\n}\nstruct Foo {\n  Foo() : a_{1}, b_(2) {\n'
+            b"    x = kCUDA;\n  }\n  int a_{kCUDA};\n};\nauto f = [] { return kCUDA; };\n"
+        ),
+    }
+    learned = learn_ratchets(defaults()["ratchets"], texts, texts.get)
+    assert learned.ratchets is not None
+    ratchet = learned.ratchets["device-leakage"]
+    assert "examples/**" in ratchet["exclude"] and "plugins/**" not in ratchet["exclude"]
+    assert any("examples/ has a build of its own and 2 program(s)" in e for e in learned.evidence)
+    # The enumerator, the predicate's own line, the table and the registration key are
+    # declarations; the branch in f() and the lambda's call are not, nor the #ifdef.
+    assert ratchet["exempt_files"] == {
+        "src/device.h": {"kcuda": 2, "is_cuda": 1},
+        "src/registry.cc": {"kcuda": 2},
+        "src/more.cc": {"kcuda": 2},
+    }
+    line = "7 site(s) on 6 line(s) outside every function body declare a device"
+    assert any(line in e for e in learned.evidence), learned.evidence
+
+
+MOVES_MATRIX = "# Status\n\n| Key | Claim | State | Spec |\n| --- | --- | --- | --- |\n"
+
+
+def _row(key: str, state: str) -> str:
+    return f"| `{key}` | claim {key} | `{state}` | [spec](specs/a.md) |\n"
+
+
+def test_rows_moving_with_a_doc_become_a_when_row_moves_rule(make_repo) -> None:  # type: ignore[no-untyped-def]
+    repo = make_repo()
+    rows = _row("K0", "PLANNED") + _row("K1", "PLANNED") + _row("K2", "PLANNED")
+    spec = "# A\n\n## Now\n\nPlanned.\n"
+    repo.commit("Start\n\nBody.\n", {"STATUS.md": MOVES_MATRIX + rows, "specs/a.md": spec})
+    for i in range(12):  # each row that appears ACTIVE comes with the README
+        rows += _row(f"N{i}", "ACTIVE")
+        files: dict[str, str | bytes] = {
+            "STATUS.md": MOVES_MATRIX + rows,
+            "README.md": f"# Engine\n\nStep {i}.\n",
+            "specs/a.md": spec + f"Step {i}.\n",
+        }
+        repo.commit(f"Start N{i}\n\nBody.\n", files)
+    run = repo.tools("init", "--adopt")
+    assert run.exit_code == 0, run.stdout + run.stderr
+    evidence = (
+        "README.md changed with the commits moving a row of STATUS.md (12 of 12 into ACTIVE; "
+        "key column 1, state in State) → docs rule status-moves-readme-md (when_row_moves)"
+    )
+    assert evidence in run.stdout
+    cfg = yaml.safe_load((repo.path / ".agents/protocol.yaml").read_text())
+    assert cfg["docs"]["rules"] == [
+        {
+            "name": "status-moves-readme-md",
+            "when_row_moves": {
+                "matrix": "STATUS.md",
+                "to": ["ACTIVE"],
+                "key_column": 1,
+                "state_column": "State",
+            },
+            "require_changed": ["README.md"],
+        }
+    ]
+    repo.commit("Adopt\n\nBody.\n")
+    moved = MOVES_MATRIX + rows.replace(_row("K0", "PLANNED"), _row("K0", "ACTIVE"))
+    repo.commit("Start K0\n\nBody.\n", {"STATUS.md": moved, "specs/a.md": spec + "K0.\n"})
+    judged = repo.tools("--format", "json", "docs", "check", "--commit", "HEAD")
+    missed = [f for f in judged.json()["gates"][0]["findings"] if f["rule"] == "checkpoint-missed"]
+    assert len(missed) == 1 and "status-moves-readme-md" in missed[0]["message"]
+
+
+def test_moves_need_the_share_and_the_count() -> None:
+    from tools.adopt.learn_moves import learn_moves
+
+    entry: dict[str, object] = {
+        "matrix": "m.md",
+        "spec_link": "x",
+        "states": ["ACTIVE", "PLANNED"],
+        "key_column": 1,
+    }
+    texts: dict[str, str] = {}
+    commits: list[Commit] = []
+    table = "| Key | State |\n|---|---|\n"
+    for i in range(12):
+        texts[f"c{i}"] = table + "".join(f"| k{j} | `ACTIVE` |\n" for j in range(i + 1))
+        paths = ["m.md"] + (["README.md"] if i < 7 else []) + (["NEWS.md"] if i < 8 else [])
+        commits.append(
+            Commit(f"c{i}", [f"c{i - 1}"] if i else [], b"", 0, [Change("M", p) for p in paths])
+        )
+
+    def read(rev: str, path: str) -> bytes | None:
+        return texts[rev].encode() if rev in texts else None
+
+    learned = learn_moves([entry], commits, read, {"README.md", "NEWS.md", "m.md"}, "specs")
+    # NEWS.md changed with 8 of 12 moves into ACTIVE (67 %), README.md with 7 (58 %).
+    assert [r["require_changed"] for r in learned.rules] == [["NEWS.md"]]
+    assert learned.rules[0]["when_row_moves"] == {
+        "matrix": "m.md",
+        "to": ["ACTIVE"],
+        "key_column": 1,
+    }
+    few = learn_moves([entry], commits[:9], read, {"README.md", "NEWS.md"}, "specs")
+    assert few.rules == [] and "9 commit(s) move a row" in few.evidence[0]

@@ -95,6 +95,13 @@ class BucketConfig(NamedTuple):
     outside_guards: tuple[str, ...] | None  # None: the key is absent
 
 
+class TagSource(NamedTuple):
+    """``ratchets.<name>.allow_tags_from[]``: a matrix whose rows' keys are allow tags."""
+
+    matrix: str
+    key_column: int
+
+
 class PatternRatchetConfig(NamedTuple):
     buckets: Mapping[str, BucketConfig]
     include: tuple[str, ...] | None  # None: every tracked file
@@ -103,6 +110,7 @@ class PatternRatchetConfig(NamedTuple):
     exempt_files: Mapping[str, Mapping[str, Allowance]]  # path -> bucket -> allowance
     allow_marker: str | None
     baseline: str | None  # None: .agents/baselines/<name>.json
+    allow_tags_from: tuple[TagSource, ...] = ()  # besides the index's rows and issues
     kind: Literal["pattern"] = "pattern"
 
 
@@ -281,6 +289,10 @@ def _ratchet(data: Mapping[str, Any]) -> RatchetConfig:
         },
         allow_marker=data.get("allow_marker"),
         baseline=data.get("baseline"),
+        allow_tags_from=tuple(
+            TagSource(source["matrix"], source.get("key_column", 1))
+            for source in data.get("allow_tags_from") or ()
+        ),
     )
 
 

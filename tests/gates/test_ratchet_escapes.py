@@ -319,3 +319,56 @@ def test_deep_nesting_is_counted_without_recursion(repo: Repo) -> None:
     depth = 200_000
     src = "#ifdef VT_CUDA\n" * depth + INC + "#endif\n" * depth + INC
     assert include_count(repo, src) == 1
+
+
+# -- allow_tags_from ----------------------------------------------------------------------------
+PLAN = ".agents/specs/seam.md"
+SEAM = (
+    "# Seam plan\n\n| # | Row | Work | State |\n|---|---|---|---|\n"
+    "| **1** | `S1` | the ratchet | `DONE` |\n| **2** | **S2** | the priority walk | `ACTIVE` |\n"
+)
+TAGGED = """\
+ratchets:
+  dl:
+    kind: pattern
+    include: ["**/*.cc"]
+    strip: c
+    buckets:
+      kcuda: 'kCUDA\\b'
+    allow_marker: 'DSR-ALLOW\\((?P<tag>[^()]+)\\)'
+    allow_tags_from:
+      - {matrix: .agents/specs/seam.md, key_column: 2}
+"""
+
+
+def test_allow_tags_from_makes_a_matrix_key_a_known_tag(repo: Repo) -> None:
+    src = (
+        "auto a = kCUDA;  // DSR-ALLOW(S1): the ratchet's own row\n"
+        "// DSR-ALLOW(S2)\nauto b = kCUDA;\n"
+        "int x;\n"
+        "auto c = kCUDA;  // DSR-ALLOW(F1)\n"  # a row id of the index: still known
+        "int y;\n"
+        "auto d = kCUDA;  // DSR-ALLOW(1)\n"  # column 1 is not the key column
+    )
+    setup(repo, {PLAN: SEAM, "src/a.cc": src}, TAGGED)
+    run = check(repo)
+    unknown = findings(run, "allow-tag-unknown")
+    assert [(f["line"], f["severity"]) for f in unknown] == [(7, "error")]
+    assert f"nor a key of {PLAN}" in unknown[0]["message"]
+    assert exempt_lines(run) == [("src/a.cc", 1), ("src/a.cc", 3), ("src/a.cc", 5)]
+    assert counts(run, "dl")["kcuda"] == 1
+
+
+def test_allow_tags_from_reads_the_matrix_of_the_tree_being_counted(repo: Repo) -> None:
+    setup(repo, {PLAN: SEAM, "src/a.cc": "int x;\n"}, TAGGED)
+    repo.write("src/a.cc", "auto a = kCUDA;  // DSR-ALLOW(S3)\n")
+    repo.write(PLAN, SEAM + "| **3** | `S3` | next | `PLANNED` |\n")
+    assert rules(check(repo)) == ["ratchet-exempt"]  # the working tree's matrix knows S3
+    repo.git("add", "src/a.cc")
+    assert "allow-tag-unknown" in rules(check(repo, "--staged"))  # the staged one does not
+
+
+def test_allow_tags_from_needs_a_matrix_path_inside_the_repository(repo: Repo) -> None:
+    bad = TAGGED.replace(".agents/specs/seam.md", "../seam.md")
+    setup(repo, {"src/a.cc": "int x;\n"}, bad)
+    assert "allow_tags_from" in error_line(check(repo))

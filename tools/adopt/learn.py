@@ -15,11 +15,13 @@ import yaml
 
 from tools import config as config_mod
 from tools.adopt import detect, state
+from tools.adopt.learn_allow import learn_allow, marker_uses
 from tools.adopt.learn_bots import learn_bots
 from tools.adopt.learn_branches import learn_first_parent
 from tools.adopt.learn_docs import learn_docs
 from tools.adopt.learn_files import learn_files
 from tools.adopt.learn_matrices import learn_matrices
+from tools.adopt.learn_moves import learn_moves
 from tools.adopt.learn_ratchets import learn_ratchets
 from tools.adopt.learn_specs import learn_specs
 from tools.adopt.learn_style import learn_style
@@ -73,6 +75,18 @@ def _authored(git: Git, commits: list[Commit]) -> list[tuple[str, str, str]]:
         sha, name, email = (line.split("\0") + ["", ""])[:3]
         who[sha] = (name, email)
     return [(*who.get(c.sha, ("", "")), c.text) for c in commits]
+
+
+def _index_tags(raw: bytes | None) -> set[str]:
+    """The row ids and issue numbers of the issue index (empty without one)."""
+    if raw is None:
+        return set()
+    from tools import index_table
+
+    table = index_table.parse(raw.decode("utf-8", "replace"))
+    return {r.row for r in table.rows if r.row != index_table.NO_ROW} | {
+        str(r.key) for r in table.rows
+    }
 
 
 def _docs_section(
@@ -129,18 +143,27 @@ def adopted_config(git: Git, starter: str, wanted: set[str]) -> tuple[str, list[
     specs = learn_specs(tracked, defaults["specs"]["dir"])
     spec_dir = specs.dir or defaults["specs"]["dir"]
     matrices = learn_matrices(tracked, lambda p: git.blob("HEAD", p), spec_dir)
+    moves = learn_moves(matrices.entries, commits, git.blob, tracked, spec_dir)
     files = learn_files(tracked, defaults, wanted)
     evidence += style.evidence + docs.evidence + [specs.evidence] + matrices.evidence
+    evidence += moves.evidence
     evidence += files.evidence
     ratchets = files.values.get("ratchets")
     if ratchets is None:
-        scoped = learn_ratchets(defaults["ratchets"], tracked, lambda p: git.blob("HEAD", p))
+        index = files.values.get("index") or defaults["index"]
+        allow = learn_allow(
+            marker_uses(git),
+            tracked,
+            lambda p: git.blob("HEAD", p),
+            _index_tags(git.blob("HEAD", index["path"])),
+        )
+        scoped = learn_ratchets(defaults["ratchets"], tracked, lambda p: git.blob("HEAD", p), allow)
         ratchets = scoped.ratchets
         evidence += scoped.evidence
     text = _gates_text(text, files.values.get("preflight", {}).get("gates"))
     sections: dict[str, dict[str, object] | None] = {
         "style": style.style or None,
-        "docs": _docs_section(docs.rules, matrices.entries),
+        "docs": _docs_section(docs.rules + moves.rules, matrices.entries),
         "specs": {"dir": specs.dir} if specs.dir else None,
         "rules": dict(style.rules) or None,
         "now": files.values.get("now"),

@@ -12,6 +12,9 @@ and includes that a device guard already makes legal in a build without that dev
   condition enclosing such an include (``#ifdef VT_MARLIN`` around ``#include
   "vt/cuda/marlin.h"``), and each macro in any condition that names a device
   (``VLLM_CPP_CUDA``, ``__CUDACC__``: a ``_``-separated token starting with a device word).
+- Folders of programs with a build of their own, and sites that declare a device rather than
+  branch on it, as :mod:`tools.adopt.learn_scopes` reads them; an allow marker the tree
+  already uses, as :mod:`tools.adopt.learn_allow` reads it.
 Nothing here names a repository's paths or macros; every choice is printed with its count.
 """
 
@@ -23,8 +26,14 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
+from tools import config as config_mod
+from tools.adopt.learn_allow import AllowLearned
+from tools.adopt.learn_scopes import declarations, programs, shown
 from tools.bounded import config_pattern
+from tools.config_model import protocol_config
 from tools.globs import Globs
+from tools.ratchets import engine
+from tools.ratchets.pattern import Detector
 
 DEVICE_WORDS = frozenset(
     {"cuda", "cu", "cuh", "hip", "rocm", "metal", "vulkan", "spirv", "spv", "xpu", "sycl"}
@@ -110,8 +119,19 @@ def _include_buckets(ratchet: dict[str, Any]) -> list[str]:
     ]
 
 
+def _detector(name: str, ratchet: dict[str, Any]) -> Detector | None:
+    """The detector ``ratchet`` (a definition) counts with, compiled as the gate compiles it."""
+    data = config_mod.defaults()
+    data["ratchets"] = {name: ratchet}
+    return engine.load(protocol_config(data), None, [name])[0].detector
+
+
 def learn_ratchet(
-    name: str, ratchet: dict[str, Any], paths: list[str], read: Callable[[str], bytes | None]
+    name: str,
+    ratchet: dict[str, Any],
+    paths: list[str],
+    read: Callable[[str], bytes | None],
+    allow: AllowLearned | None = None,
 ) -> tuple[dict[str, Any], list[str]]:
     """``ratchet`` (a default's definition) scoped to what ``paths`` show, and the evidence."""
     include, exclude = Globs(ratchet.get("include", [])), Globs(ratchet.get("exclude", []))
@@ -135,7 +155,19 @@ def learn_ratchet(
             f"{device[0]}) → {name} excludes them"
         )
     left = [p for p in scanned if p not in set(device) and p not in set(in_library)]
-    texts = [t for t in map(read, left) if t is not None]
+    for folder, n in programs(paths, read).items():
+        inside = [p for p in left if p.startswith(folder + "/")]
+        if not inside:
+            continue
+        out["exclude"].append(f"{folder}/**")
+        left = [p for p in left if p not in set(inside)]
+        evidence.append(
+            f"{folder}/ has a build of its own and {n} program(s) (each folder defines main), "
+            f"{len(inside)} scanned file(s): programs built on the shared code, as tests are "
+            f"→ {name} excludes {folder}/**"
+        )
+    read_left = [(p, t) for p, t in zip(left, map(read, left), strict=True) if t is not None]
+    texts = [t for _, t in read_left]
     macros = _device_macros(texts)
     buckets = _include_buckets(ratchet)
     patterns = [
@@ -157,21 +189,44 @@ def learn_ratchet(
             f"({', '.join(macros[:6])}{', …' if len(macros) > 6 else ''}) → outside_guards "
             f"of {', '.join(buckets)}"
         )
+    detector = _detector(name, out)
+    if detector is not None:
+        declared = declarations(detector, read_left, out.get("strip"))
+        if declared.sites:
+            exempt = dict(out.get("exempt_files") or {})
+            for path, per in declared.exempt.items():
+                exempt[path] = {**exempt.get(path, {}), **per}
+            out["exempt_files"] = exempt
+            n = sum(sum(per.values()) for per in declared.exempt.values())
+            evidence.append(
+                f"{n} site(s) on {len(declared.sites)} line(s) outside every function body "
+                f"declare a device rather than branch on it (an enumerator, a table, a "
+                f"registration, a predicate's own declaration: {shown(declared.sites)}) → "
+                f"{name}.exempt_files for {len(declared.exempt)} file(s)"
+            )
+    if allow is not None and "allow_marker" in ratchet:
+        out["allow_marker"] = allow.marker
+        if allow.sources:
+            out["allow_tags_from"] = allow.sources
     return out, evidence
 
 
 def learn_ratchets(
-    defaults: dict[str, Any], paths: Iterable[str], read: Callable[[str], bytes | None]
+    defaults: dict[str, Any],
+    paths: Iterable[str],
+    read: Callable[[str], bytes | None],
+    allow: AllowLearned | None = None,
 ) -> RatchetsLearned:
-    """Each default ratchet scoped to the device layer the tree shows; None when no choice
-    differs from the defaults."""
+    """Each default ratchet scoped to the device layer the tree shows, with the allow marker
+    ``allow`` learned; None when no choice differs from the defaults."""
     listed = sorted(paths)
     learned: dict[str, Any] = {}
-    evidence: list[str] = []
+    evidence: list[str] = [] if allow is None else list(allow.evidence)
     for name, ratchet in defaults.items():
-        scoped, lines = learn_ratchet(name, ratchet, listed, read)
+        scoped, lines = learn_ratchet(name, ratchet, listed, read, allow)
         learned[name] = scoped
         evidence += lines
     if learned == defaults:
-        return RatchetsLearned(None, ["no device layer beyond the defaults' → ratchets as shipped"])
+        shipped = "no device layer beyond the defaults' → ratchets as shipped"
+        return RatchetsLearned(None, [*evidence, shipped])
     return RatchetsLearned(learned, evidence)

@@ -76,7 +76,8 @@ BASELINE_MISSING = Rule(
 ALLOW_TAG_UNKNOWN = Rule(
     "allow-tag-unknown",
     "error",
-    "an allow marker whose tag is neither a row id nor an issue number of the index",
+    "an allow marker whose tag is neither a row id nor an issue number of the index, nor a key "
+    "of a matrix the ratchet's `allow_tags_from` names",
     example=(
         "device-leakage: allow marker tag '#99' is neither a row id nor an issue "
         "number of the issue index; the marker exempts nothing"
@@ -84,7 +85,8 @@ ALLOW_TAG_UNKNOWN = Rule(
     fix=(
         "Tag the marker with the row id or issue number of the issue-index row that "
         "records why the site is allowed (add the row first with `tools index "
-        "append`), or remove the marker and the site."
+        "append`) or with the key of a row of a matrix named in the ratchet's "
+        "`allow_tags_from`, or remove the marker and the site."
     ),
 )
 
@@ -331,11 +333,13 @@ def _report_detector(
                 f"({ratchet.where}.buckets.{bucket})",
                 path=config_path,
             )
+    matrices = " nor a key of " + ", ".join(p for p, _ in ratchet.tag_sources)
     for use in res.unknown_tags:
         result.add(
             ALLOW_TAG_UNKNOWN.id,
             f"{ratchet.name}: allow marker tag {use.tag!r} is neither a row id nor an "
-            "issue number of the issue index; the marker exempts nothing",
+            f"issue number of the issue index{matrices if ratchet.tag_sources else ''}; "
+            "the marker exempts nothing",
             path=use.path,
             line=use.line,
         )

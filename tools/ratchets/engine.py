@@ -3,7 +3,8 @@
 Shared by the gate (``tools ratchet check``, preflight) and ``tools ratchet tighten``. Every
 selected ratchet is counted in the same pass over the tree: a file two ratchets select is read
 once. Counts are honest by construction: a site is exempted only by an allow marker whose tag
-the issue index knows; a marker with an unknown tag exempts nothing.
+the issue index knows (or a matrix the ratchet's ``allow_tags_from`` names has as a row's key);
+a marker with an unknown tag exempts nothing.
 """
 
 import functools
@@ -56,6 +57,7 @@ class Ratchet:
         "paragraph_max",
         "cell_max",
         "exempt_files",
+        "tag_sources",
     )
 
     def __init__(
@@ -73,6 +75,7 @@ class Ratchet:
         paragraph_max: int = md_kind.PARAGRAPH_MAX,
         cell_max: int = md_kind.CELL_MAX,
         exempt_files: dict[str, dict[str, int | None]] | None = None,
+        tag_sources: tuple[tuple[str, int], ...] = (),
     ) -> None:
         self.name = name
         self.kind = kind  # "pattern" | "markdown"
@@ -87,6 +90,8 @@ class Ratchet:
         self.cell_max = cell_max
         # path -> bucket -> how many of its first sites are exempt (None: all)
         self.exempt_files = exempt_files if exempt_files is not None else {}
+        # (matrix path, 1-based key column): tables whose rows' keys are tags too
+        self.tag_sources = tag_sources
 
     def selects(self, path: str) -> bool:
         if self.kind == "markdown":
@@ -302,6 +307,7 @@ def _one(name: str, cfg: RatchetConfig, where: str) -> Ratchet:
         exclude=_globs(cfg.exclude, f"{where}.exclude", []),
         detector=Detector(buckets, marker, strip),
         exempt_files=_exempt_files(cfg.exempt_files, f"{where}.exempt_files", names),
+        tag_sources=tuple((s.matrix, s.key_column) for s in cfg.allow_tags_from),
     )
 
 
@@ -342,11 +348,34 @@ def known_tags(tree: Tree, index_path: str) -> tuple[set[str], set[int]]:
     return rows, {r.key for r in table.rows}
 
 
-def tag_known(tag: str, known: tuple[set[str], set[int]]) -> bool:
+def matrix_keys(tree: Tree, sources: tuple[tuple[str, int], ...]) -> set[str]:
+    """The keys of the body rows of every table of each ``(matrix, key_column)`` source as
+    ``tree`` holds it: the key cell as rendered (`` `S1` `` and ``**S1**`` are ``S1``)."""
+    from tools import markdown  # only when a marker is found and the ratchet names a matrix
+
+    keys: set[str] = set()
+    for path, column in sources:
+        raw = tree.read(path)
+        if raw is None:
+            continue
+        doc = markdown.parse(decode(raw), where=path)
+        k = column - 1
+        for table in doc.tables:
+            for row in table.rows:
+                if not row.header and k < len(row.plain):
+                    key = row.plain[k].strip()
+                    if key:
+                        keys.add(key)
+    return keys
+
+
+def tag_known(tag: str, known: tuple[set[str], set[int]], keys: set[str] | None = None) -> bool:
+    """Whether ``tag`` is a row id or an issue number of the index (``known``), or one of
+    the matrices' ``keys``."""
     m = _TAG_ISSUE.compiled.fullmatch(tag)
     if m is not None and int(m.group(1)) in known[1]:
         return True
-    return tag in known[0]
+    return tag in known[0] or (keys is not None and tag in keys)
 
 
 class TreeStats:
@@ -537,16 +566,19 @@ def _judge(
     known: tuple[set[str], set[int]] | None = None
     for r in ratchets:
         res = results[r.name]
+        keys: set[str] | None = None  # the matrices' keys, read on the first marker
         for path, markers in raw_markers[r.name].items():
             if known is None:
                 known = known_tags(tree, index_path)
+            if keys is None:
+                keys = matrix_keys(tree, r.tag_sources)
             for line, tag in markers:
-                if not tag_known(tag, known):
+                if not tag_known(tag, known, keys):
                     res.unknown_tags.append(MarkerUse(path, line, tag))
         for path, per_bucket in raw_sites[r.name].items():
             exempt_at: dict[int, tuple[str, int]] = {}
             for line, tag in raw_markers[r.name].get(path, []):
-                if known is not None and tag_known(tag, known):
+                if known is not None and tag_known(tag, known, keys):
                     for covered in (line, line + 1):
                         exempt_at.setdefault(covered, (tag, line))
             _tally(res, path, per_bucket, exempt_at, r.exempt_files.get(path, {}))
