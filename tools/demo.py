@@ -205,6 +205,11 @@ class Step:
     seconds: float = 0.0
     skipped: str | None = None
 
+    @property
+    def ok(self) -> bool:
+        """Whether it ran and exited as the tour expects."""
+        return self.skipped is None and self.code == self.want
+
 
 @dataclass
 class Demo:
@@ -434,10 +439,11 @@ class Demo:
         self.tour_mutation()
         self.tour_attribution()
         self.tour_evidence()
+        self.tour_replay()
         self.tour_grid_tie()
 
     def tour_gates(self) -> None:
-        self.say("[2/6] the gates over the agent branch (what CI runs on a pull request)")
+        self.say("[2/7] the gates over the agent branch (what CI runs on a pull request)")
         # FAIL: trailers, style, docs and ratchet name the bad commits.
         self.tools(
             "preflight",
@@ -449,13 +455,14 @@ class Demo:
         self.attribute_findings("preflight", "--base", "main")
 
     def tour_mutation(self) -> None:
-        self.say("[3/6] a mutation experiment: does the test catch a wrong add?")
+        self.say("[3/7] a mutation experiment: does the test catch a wrong add?")
         self.git("checkout", "-q", "main")
         self.write("specs/plans/calc-add.yaml", PLAN)
         self.git("add", "specs/plans/calc-add.yaml")
         self.commit_staged(
             message("Plan the add experiment", "Three arms: control, a wrong add, a docs edit."), 7
         )
+        self.commits["plan"] = self.git("rev-parse", "HEAD").strip()
         if not _have_cc():
             self.skip("mutation run", ["mutate", "run", "specs/plans/calc-add.yaml"], _NO_CC)
             return
@@ -471,7 +478,7 @@ class Demo:
         )
 
     def tour_attribution(self) -> None:
-        self.say("[4/6] which commit broke the test? bisect, then prove it both ways")
+        self.say("[4/7] which commit broke the test? bisect, then prove it both ways")
         if not _have_cc():
             self.skip("attribution", ["attribute"], _NO_CC)
             return
@@ -493,11 +500,13 @@ class Demo:
         )
 
     def tour_evidence(self) -> None:
-        self.say("[5/6] the evidence, committed: spec tables re-render from the ledger")
+        self.say("[5/7] the evidence, committed: spec tables re-render from the ledger")
         self.git("add", "-A")
-        self.commit_staged(
-            message("Record the add experiment", "The ledger records and their spec tables."), 8
-        )
+        if self.git("status", "--porcelain").strip():  # nothing to commit without a C compiler
+            self.commit_staged(
+                message("Record the add experiment", "The ledger records and their spec tables."),
+                8,
+            )
         # ok: every evidence table is backed by its ledger record, every record's id recomputes.
         self.tools("spec check", "spec", "check")
         self.tools(
@@ -508,8 +517,74 @@ class Demo:
             self.commits["root"],
         )
 
+    def tour_replay(self) -> None:
+        self.say("[6/7] evidence that vouches for itself: replay an arm, sign it, refuse a forgery")
+        if not _have_cc():
+            self.skip("evidence replay", ["evidence", "replay"], f"{_NO_CC}: no arm to replay")
+            return
+        # A branch of its own: main's ledger holds the STALE arm, which no replay vouches for
+        # (it proves nothing), so `--require-attested mutation-arm` could never pass there.
+        self.git("checkout", "-q", "-b", "agent/evidence", self.commits["plan"])
+        try:
+            plan = "specs/plans/calc-add.yaml"
+            if not self.tools("one arm", "mutate", "run", plan, "--arm", "add-subtracts").ok:
+                return
+            self.git("add", "-A")
+            self.commit_staged(message("Record the wrong add", "The arm's record, to sign."), 9)
+            # Re-run in a fresh worktree at the recorded commit: it sees what the record says.
+            self.tools("evidence replay", "evidence", "replay", "--base", "main")
+            self.signed_and_forged()
+        finally:
+            self.git("checkout", "-q", "main")
+
+    def signed_and_forged(self) -> None:
+        """Sign the replayed arm with a throwaway key, verify, then refuse a forged copy."""
+        keys = tempfile.mkdtemp(prefix="tools-demo-key-")  # never inside the judged tree
+        try:
+            made = _throwaway_key(Path(keys))
+            if isinstance(made, str):
+                self.skip("signing", ["evidence", "sign"], made)
+                return
+            key, signers = made
+            if not self.tools(
+                "evidence sign", "evidence", "sign", "--key", str(key), "--base", "main"
+            ).ok:
+                return
+            verify = [
+                "ledger", "verify", "--base", "main",
+                "--require-attested", "mutation-arm", "--allowed-signers", str(signers),
+            ]  # fmt: skip
+            self.tools("attested", *verify)  # ok: the arm carries a valid attestation
+            self.git("add", "-A")
+            self.commit_staged(message("Sign the wrong add", "Its attestation record."), 10)
+            self.forge(verify)
+        finally:
+            shutil.rmtree(keys, ignore_errors=True)
+
+    def forge(self, verify: list[str]) -> None:
+        """A copy of the signed arm with run_rc edited and its id recomputed: the ledger gate
+        passes (the id is right), the attestations gate refuses it (nobody signed it)."""
+        from tools import ledger
+
+        path = self.root / ".agents" / "ledger.jsonl"
+        kept = path.read_bytes()
+        arm = next(
+            r
+            for r in map(json.loads, kept.decode("utf-8").splitlines())
+            if r["kind"] == "mutation-arm"
+        )
+        forged = {k: v for k, v in arm.items() if k != "id"}
+        forged["run_rc"], forged["run_rcs"] = 0, [0]
+        forged["id"] = ledger.record_id(forged)
+        self.say(f"  (a forged copy of the arm appended: run_rc 0, id {forged['id'][:12]}…)")
+        path.write_bytes(kept + ledger.canonical_json(forged) + b"\n")
+        try:
+            self.tools("forgery", *verify, want=1)  # FAIL: evidence-unattested
+        finally:
+            path.write_bytes(kept)
+
     def tour_grid_tie(self) -> None:
-        self.say("[6/6] a numerical claim: are two greedy outputs a BF16 logit-grid tie?")
+        self.say("[7/7] a numerical claim: are two greedy outputs a BF16 logit-grid tie?")
         self.write("evidence/grid-tie.json", json.dumps(GRID_TIE, indent=2) + "\n")
         argv = ["numerics", "grid-tie", "evidence/grid-tie.json"]
         # The command needs the whole `numerics` extra; without it the step says what is absent.
@@ -527,6 +602,26 @@ def _have_cc() -> bool:
 
 
 _NO_CC = "no C compiler (cc) on PATH"
+
+
+def _throwaway_key(folder: Path) -> tuple[Path, Path] | str:
+    """An ed25519 key made by ``ssh-keygen`` in ``folder`` and an ``allowed_signers`` file
+    trusting it; or why there is none."""
+    if shutil.which("ssh-keygen") is None:
+        return "no ssh-keygen on PATH (OpenSSH): nothing signed, nothing verified"
+    key = folder / "demo-key"
+    made = subprocess.run(
+        ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "demo", "-f", str(key)],
+        capture_output=True,
+        text=True,
+    )
+    if made.returncode != 0:
+        first = (made.stderr.strip().splitlines() or ["no message"])[0]
+        return f"ssh-keygen could not make a key (exit {made.returncode}: {first})"
+    kind, blob = (folder / "demo-key.pub").read_text().split()[:2]
+    signers = folder / "allowed_signers"
+    signers.write_text(f'ci@example.com namespaces="agent-protocol-gates" {kind} {blob}\n')
+    return key, signers
 
 
 def run_demo(keep: Path | None, say: Callable[[str], None]) -> Demo:
@@ -547,7 +642,7 @@ def run_demo(keep: Path | None, say: Callable[[str], None]) -> Demo:
         root.mkdir()
     demo = Demo(root, say)
     try:
-        say(f"[1/6] building an example repository in {root}")
+        say(f"[1/7] building an example repository in {root}")
         demo.build()
         demo.tour()
         demo.now = demo.now_section()

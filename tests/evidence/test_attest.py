@@ -295,3 +295,28 @@ def test_an_inconclusive_replay_is_never_signed(repo: Repo, keys: dict, tmp_path
     assert signed["status"] == "skip"
     assert set(rules(signed, "evidence")) == {"evidence-replay-inconclusive"}
     assert not [r for r in ledger(repo) if r["kind"] == "attestation"]
+
+
+def test_an_unknown_kind_to_require_is_exit_2(repo: Repo, keys: dict, tmp_path: Path) -> None:
+    c_repo(repo)
+    record_arms(repo, c_plan())
+    signers = _signers(tmp_path, keys["ci"].signer_line("ci@example.org"))
+    for kinds, bad in (
+        ("mutaton-arm", "mutaton-arm"),
+        ("attribution,mutation-run", "mutation-run"),
+    ):
+        run = repo.tools(
+            "ledger", "verify", "--base", "main",
+            "--require-attested", kinds, "--allowed-signers", str(signers),
+        )  # fmt: skip
+        assert run.exit_code == 2, run.stdout + run.stderr
+        (line,) = run.stderr.strip().splitlines()
+        assert line.startswith("error: --require-attested: ") and f"unknown kind {bad!r}" in line
+        assert "mutation-arm, attribution" in line
+    # Spaces around the names are no kind of their own: the arms are judged (unattested).
+    run = repo.tools(
+        "--format", "json", "ledger", "verify", "--base", "main",
+        "--require-attested", " mutation-arm , attribution ", "--allowed-signers", str(signers),
+    )  # fmt: skip
+    assert run.exit_code == 1, run.stderr
+    assert rules(run.json(), "attestations") == ["evidence-unattested"] * 3

@@ -166,3 +166,23 @@ def test_an_id_of_another_kind_is_exit_2(repo: Repo) -> None:
     run_record = next(r for r in ledger(repo) if r["kind"] == "mutation-run")
     run = repo.tools("evidence", "replay", "--id", run_record["id"])
     assert run.exit_code == 2 and "mutation-run record" in run.stderr
+
+
+def test_plans_at_one_commit_share_worktrees_and_each_arm_starts_from_base(repo: Repo) -> None:
+    """Two plans recorded at one base replay in one pool of worktrees (one checkout, reset
+    between arms): the second plan's arms find nothing the first plan's builds left."""
+    from tests.mutate.conftest import C_BUILD_CMD, write_plan
+
+    c_repo(repo)
+    repo.branch("work", "main")
+    first = c_plan(base="main", build=f"{C_BUILD_CMD} && echo x > left-by-first")
+    second = c_plan(base="main", test=f"test ! -e left-by-first && {C_TEST_CMD}")
+    for name, plan in (("plans/first.yml", first), ("plans/second.yml", second)):
+        run = repo.tools("mutate", "run", write_plan(repo, plan, name))
+        assert run.exit_code == 0, run.stderr
+    repo.commit("Record two plans' arms\n\nBody.\n")
+    arms = [r for r in ledger(repo) if r["kind"] == "mutation-arm"]
+    assert len(arms) == 6 and len({r["base"] for r in arms}) == 1
+    code, data = _replay(repo, "-j", "1")
+    assert code == 0 and rules(data, "evidence") == ["evidence-reproduced"] * 6, data
+    no_worktrees_left(repo)

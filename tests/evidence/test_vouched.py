@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 
 from tests.conftest import Repo
-from tests.evidence.conftest import Key, c_plan, c_repo, ledger, record_arms, rules
+from tests.evidence.conftest import PLAN, Key, c_plan, c_repo, ledger, record_arms, rules
 
 SPEC = "specs/scale.md"
 SPEC_TEXT = (
@@ -17,7 +17,7 @@ SPEC_TEXT = (
 SIGNERS = "ci/allowed_signers"
 
 
-def _setup(repo: Repo, keys: dict) -> list[dict]:
+def _setup(repo: Repo, keys: dict, **plan: str) -> list[dict]:
     c_repo(repo)
     repo.commit(
         "Add the spec and trust CI\n\nBody.\n",
@@ -27,7 +27,7 @@ def _setup(repo: Repo, keys: dict) -> list[dict]:
             SIGNERS: keys["ci"].signer_line("ci@example.org"),
         },
     )
-    return record_arms(repo, c_plan(spec=SPEC))
+    return record_arms(repo, c_plan(spec=SPEC, **plan))
 
 
 def _spec_check(repo: Repo) -> dict:
@@ -85,3 +85,34 @@ def test_spec_render_renders_the_column_and_without_signers_every_row_is_a_dash(
     (repo.path / SIGNERS).unlink()
     data = _spec_check(repo)
     assert rules(data, "spec") == ["spec-evidence-unbacked"]
+
+
+def test_mutate_collect_and_run_keep_the_column_they_find(repo: Repo, keys: dict[str, Key]) -> None:
+    _setup(repo, keys, base="main")  # the arms' base stays put while the branch moves on
+    signed = repo.tools("evidence", "sign", "--key", str(keys["ci"].path), "--base", "main")
+    assert signed.exit_code == 0, signed.stderr
+    # collect re-renders the table from the same (signed) arm records: column and values stay.
+    collected = repo.tools("mutate", "collect", str(repo.path / PLAN))
+    assert collected.exit_code == 0, collected.stderr
+    header, *rows = _table_rows(repo)
+    assert header.endswith("| vouched |") and len(rows) == 3
+    assert all(row.endswith("| ci@example.org |") for row in rows), rows
+    assert rules(_spec_check(repo), "spec") == []
+    # A new run's arms are new records nobody signed yet: the column stays, every row `—`.
+    ran = repo.tools("mutate", "run", str(repo.path / PLAN))
+    assert ran.exit_code == 0, ran.stderr
+    header, *rows = _table_rows(repo)
+    assert header.endswith("| vouched |") and len(rows) == 3
+    assert all(row.endswith("| — |") for row in rows), rows
+    assert rules(_spec_check(repo), "spec") == []
+    # Signing them fills it in again; a table without the column is rendered without it.
+    repo.tools("evidence", "sign", "--key", str(keys["ci"].path), "--base", "main")
+    assert all(row.endswith("| ci@example.org |") for row in _table_rows(repo)[1:])
+    text = (repo.path / SPEC).read_text()
+    plain = "\n".join(
+        ln.rsplit(" | ", 1)[0] + " |" if ln.startswith("| ") else ln for ln in text.split("\n")
+    )
+    repo.write(SPEC, plain)
+    ran = repo.tools("mutate", "run", str(repo.path / PLAN))
+    assert ran.exit_code == 0, ran.stderr
+    assert "vouched" not in _table_rows(repo)[0]

@@ -450,6 +450,28 @@ def test_many_arms_at_once_register_their_worktrees_safely(repo: Repo) -> None:
     no_worktrees_left(repo)
 
 
+def test_a_worktree_goes_back_reset_only_for_an_arm_still_to_come(repo: Repo) -> None:
+    """The pool resets a worktree given back clean while an announced arm will take it; the
+    last one is removed at once (resetting it would be work thrown away)."""
+    from tools.git import Git
+    from tools.mutate.worktree import Pool, Worktrees
+
+    py_project(repo)
+    git = Git(repo.path)
+    with Worktrees(git.root, git.tools_dir()) as wts:
+        pool = Pool(wts, git.resolve("HEAD") or "")
+        pool.expect(2)
+        first, reused = pool.take("control")
+        assert not reused
+        (first / "stray.txt").write_text("left by an arm\n")
+        pool.give_back(first, reusable=True)
+        second, reused = pool.take("B")
+        assert reused and second == first and not (second / "stray.txt").exists()
+        pool.give_back(second, reusable=True)
+        assert not second.exists()  # no arm to come: removed, not reset
+    no_worktrees_left(repo)
+
+
 def test_a_reused_worktree_starts_each_arm_from_exactly_base(repo: Repo) -> None:
     """-j 1: the second and later arms take the worktree the first gave back; each must find
     base and nothing else (no build output, no file an earlier arm changed or made)."""

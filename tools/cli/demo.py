@@ -23,6 +23,9 @@ What to look at
   what the hooks of `tools init` refuse at commit time.
 - The ratchet's regression names the new device site as file:line; the exempted site is
   listed as ratchet-exempt on every run, so the escape hatch stays visible.
+- The replayed arm (step 6): `evidence replay` re-ran it in a fresh worktree and saw what its
+  record claims, `evidence sign` signed that, and `ledger verify --require-attested` accepts
+  it; the forged copy's id recomputes (the ledger gate passes) but nobody signed it.
 - The evidence tables in the spec's Now section, rendered from ledger records (never typed):
 """
 
@@ -40,7 +43,8 @@ def _say(line: str) -> None:
 
 def demo(opts: Options, keep: KeepOpt = None) -> None:
     """Build an example repository in a temp dir and run the gates, a mutation run, an
-    attribution and a grid-tie check on it; nothing is left behind unless --keep."""
+    attribution, a replayed and signed arm and a grid-tie check on it; nothing is left behind
+    unless --keep."""
     # The tour's machinery loads here, not at import: the CLI's start-up stays fast.
     from tools.demo import run_demo
 

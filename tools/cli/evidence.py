@@ -211,6 +211,15 @@ def verify_attested(opts: Options, kinds: str, allowed: Path | None, revoked: Pa
     wanted = [k.strip() for k in kinds.split(",") if k.strip()]
     if not wanted:
         raise UsageError("names no kind", where="--require-attested", expected="KIND[,KIND…]")
+    # Only the records a replay re-runs are ever signed: any other kind (a typo above all)
+    # would hold the whole ledger to an attestation that cannot exist, or to none at all.
+    unknown = [k for k in wanted if k not in select.REPLAYABLE]
+    if unknown:
+        raise UsageError(
+            f"unknown kind {unknown[0]!r}",
+            where="--require-attested",
+            expected=f"one or more of {', '.join(select.REPLAYABLE)}: the kinds a replay signs",
+        )
     ctx = Context(opts)
     results = gates.run_all(["ledger"], ctx)
     rel = ctx.config.ledger.path

@@ -120,7 +120,8 @@ RequireAttestedOpt = Annotated[
     typer.Option(
         "--require-attested",
         metavar="KIND[,KIND…]",
-        help="Every record of these kinds needs a valid attestation by an allowed principal.",
+        help="Every record of these kinds (mutation-arm, attribution) needs a valid "
+        "attestation by an allowed principal.",
     ),
 ]
 AllowedSignersOpt = Annotated[

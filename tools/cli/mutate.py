@@ -33,6 +33,7 @@ from tools.errors import UsageError
 from tools.options import Options
 
 if TYPE_CHECKING:
+    from tools.evidence import Vouched
     from tools.git import Git
     from tools.mutate.plan import Arm, Plan
 
@@ -95,6 +96,22 @@ def _ledger_path(git: Git, opts: Options) -> tuple[Path, str]:
     return git.root / rel, rel
 
 
+def _vouched_for(
+    git: Git, opts: Options, ledger_path: Path
+) -> Callable[[list[str]], Vouched | None]:
+    """For a table that has the ``vouched`` column (SPEC §11): the principal vouching for
+    each of ``ids``, from the signers files the config names (as ``tools spec render``)."""
+
+    def vouched(ids: list[str]) -> Vouched | None:
+        from tools.config import load_typed
+        from tools.replay.vouched import for_tree
+
+        cfg = load_typed(git.root, opts.config, tools_dir=git.tools_dir()).ledger
+        return for_tree(git.root, ledger_path, cfg.allowed_signers, cfg.revoked_signers, ids)
+
+    return vouched
+
+
 def _outputs_inside(git: Git, *paths: Path | None) -> None:
     """Refuse, before anything runs, an output (ledger, spec, receipt) that is a symbolic
     link or lies below one (exit 2 naming the link; SPEC §10)."""
@@ -106,15 +123,17 @@ def _outputs_inside(git: Git, *paths: Path | None) -> None:
 
 
 def _render(
-    git: Git, spec: str, record: dict[str, Any], ledger_path: Path, new: list[dict[str, Any]]
-) -> bool | None:
+    git: Git, opts: Options, spec: str, record: dict[str, Any], ledger_path: Path,
+    new: list[dict[str, Any]],
+) -> bool | None:  # fmt: skip
     """Render ``record`` into ``spec``, looking its records up in the ledger and ``new``;
     whether the table changed, or None after printing an error."""
     from tools.mutate import spec_table
 
     lookup = spec_table.ledger_lookup(ledger_path, new)
+    vouched_for = _vouched_for(git, opts, ledger_path)
     try:
-        changed = spec_table.render(git.root, spec, record, lookup)
+        changed = spec_table.render(git.root, spec, record, lookup, vouched_for)
     except spec_table.RendererUnavailable as exc:
         emit(f"error: the evidence table of {spec} was not written: {exc}\n", err=True)
         return None
@@ -133,6 +152,7 @@ def _render(
 
 def _table(
     git: Git,
+    opts: Options,
     spec: str | None,
     record: dict[str, Any],
     ledger_path: Path,
@@ -143,7 +163,7 @@ def _table(
     False) without a spec."""
     if not spec:
         return None, False
-    changed = _render(git, spec, record, ledger_path, new)
+    changed = _render(git, opts, spec, record, ledger_path, new)
     if changed is None:
         return None, True
     return ("rendered" if changed else "already current"), False
@@ -231,7 +251,7 @@ def mutate_run(
     assert ledger_path is not None and ledger_rel is not None
     run_record, new = done.run, done.new
     append_ledger(git.root, ledger_path, ledger_rel, new)
-    table, table_failed = _table(git, plan.spec, run_record, ledger_path, new)
+    table, table_failed = _table(git, opts, plan.spec, run_record, ledger_path, new)
     code = _exit_code(failures, table_failed)
     run = MutationRun(
         plan.path, plan.base, how, done.arms, run_record, failures, code,
@@ -313,7 +333,7 @@ def mutate_collect(opts: Options, plan_file: PlanArg) -> None:
         raise typer.Exit(EXIT_FAIL)
     assert got.run is not None
     append_ledger(git.root, ledger_path, ledger_rel, got.new)
-    table, table_failed = _table(git, plan.spec, got.run, ledger_path, got.new)
+    table, table_failed = _table(git, opts, plan.spec, got.run, ledger_path, got.new)
     failures = rec.failures(got.arms)
     code = _exit_code(failures, table_failed)
     done = MutationRun(
@@ -456,7 +476,7 @@ def attribute(
         raise _interrupted(exc, "the worktree removed; nothing recorded") from None
     record = ledger.make_record("attribution", payload)
     append_ledger(git.root, ledger_path, ledger_rel, [record])
-    table, table_failed = _table(git, spec, record, ledger_path, [record])
+    table, table_failed = _table(git, opts, spec, record, ledger_path, [record])
     failures = [] if payload["verdict"] == "ATTRIBUTED" else [str(payload["reason"])]
     code = _exit_code(failures, table_failed)
     done = Attribution(record, ledger_rel, tuple(failures), code, spec=spec, table=table)

@@ -27,6 +27,7 @@ from tools.mutate.records import arm_payload
 
 if TYPE_CHECKING:
     from tools.mutate.inplace import Conflict, InPlace
+    from tools.mutate.worktree import Pool
 
 
 class Progress:
@@ -525,14 +526,18 @@ def run_in_worktrees(
     jobs: int,
     registry: Registry,
     progress: Progress,
+    trees: Pool | None = None,
 ) -> list[dict[str, Any]]:
     """Each arm in a detached worktree of ``plan.base`` of its own while it runs, ``jobs``
     at a time; a worktree an arm gave back clean (reset to ``base``, nothing else in it) is
-    reused by the next arm. Every worktree is removed before this returns or raises."""
+    reused by the next arm. Every worktree is removed before this returns or raises, but
+    those of ``trees`` when given (a pool at ``plan.base``, these arms' takes announced to
+    it), which its owner removes."""
     from tools.mutate.worktree import Pool, Worktrees
 
-    wts = Worktrees(repo_root, tools_dir)
-    pool_of_trees = Pool(wts, plan.base)
+    wts = Worktrees(repo_root, tools_dir) if trees is None else None
+    pool_of_trees = Pool(wts, plan.base) if wts is not None else trees
+    assert pool_of_trees is not None and pool_of_trees.base == plan.base
     results: dict[str, dict[str, Any]] = {}
 
     def one(arm: Arm) -> None:
@@ -570,6 +575,8 @@ def run_in_worktrees(
         progress.done(arm.name, payload)
 
     progress.queued([a.name for a in arms])
+    if wts is not None:
+        pool_of_trees.expect(len(arms))
     pool = ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="arm")
     try:
         pending = {pool.submit(one, arm) for arm in arms}
@@ -590,7 +597,8 @@ def run_in_worktrees(
                 registry.kill()
         raise
     finally:
-        wts.close()
+        if wts is not None:
+            wts.close()
     return [results[a.name] for a in arms]
 
 

@@ -120,26 +120,43 @@ class Pool:
     A worktree is reused only when, after ``git reset --hard`` and ``git clean -ffdx``,
     ``git status`` shows nothing at all (ignored files included): the next arm starts from
     exactly ``base``. Anything else (an error, a timeout, a status that is not empty) removes
-    it instead."""
+    it instead, and so does a worktree that no arm still to come would take (the last arms'
+    are not reset only to be removed)."""
 
     def __init__(self, worktrees: Worktrees, base: str):
         self.worktrees = worktrees
         self.base = base
         self._free: list[Path] = []
         self._lock = threading.Lock()
+        self._wanted = 0  # takes still to come, as announced by :meth:`expect`
+        self._readying = 0  # worktrees being reset for one of them
+
+    def expect(self, takes: int) -> None:
+        """Announce ``takes`` more calls of :meth:`take`."""
+        with self._lock:
+            self._wanted += takes
 
     def take(self, label: str) -> tuple[Path, bool]:
         """A worktree at ``base`` with nothing else in it, and whether it was reused."""
         with self._lock:
+            self._wanted = max(0, self._wanted - 1)
             if self._free:
                 return self._free.pop(), True
         return self.worktrees.add(label, self.base), False
 
     def give_back(self, path: Path, *, reusable: bool) -> None:
-        if reusable and self._reset(path):
+        with self._lock:
+            needed = reusable and self._wanted > len(self._free) + self._readying
+            if needed:
+                self._readying += 1
+        if needed:
+            ready = self._reset(path)
             with self._lock:
-                self._free.append(path)
-            return
+                self._readying -= 1
+                if ready:
+                    self._free.append(path)
+            if ready:
+                return
         self.worktrees.remove(path)
 
     def _reset(self, path: Path) -> bool:

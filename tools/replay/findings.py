@@ -64,15 +64,17 @@ def replay(ctx: Context, ids: list[str], replayer: Replayer) -> tuple[GateResult
 
     result = GateResult(gate.NAME)
     rel = ctx.config.ledger.path
+    full = ctx.git.worktree_path(rel)
+    current, lines = select.scan(full)  # read and verified once (a replay never writes it)
     if ids:
-        records = select.named(ctx.git.worktree_path(rel), ids)
+        records = select.named(full, ids, current)
     else:
-        found = select.added(ctx, result)
+        found = select.added(ctx, result, current)
         if found is None:
             return result, []
         records = found
     outcomes = replayer.run(records)
-    file(result, outcomes, rel, select.scan(ctx.git.worktree_path(rel))[1])
+    file(result, outcomes, rel, lines)
     return result, outcomes
 
 

@@ -19,6 +19,10 @@ if TYPE_CHECKING:
     from tools.mutate.plan import Arm, Plan
     from tools.mutate.proc import Registry
     from tools.mutate.runner import Progress
+    from tools.mutate.worktree import Pool
+
+    # The records of one plan, plan sha256 and base: the plan, and its arms to run.
+    Group = tuple[tuple[str, str, str], list[dict[str, Any]], Plan, list[Arm]]
 
 REPRODUCED, UNREPRODUCED = "reproduced", "unreproduced"
 INCONCLUSIVE, UNREPLAYABLE = "inconclusive", "unreplayable"
@@ -68,9 +72,19 @@ class Replayer:
                 groups.setdefault(key, []).append(r)
             else:
                 done[r["id"]] = self.attribution(r)
+        ready: list[Group] = []
         for key, members in groups.items():
-            for outcome in self.arm_group(key, members):
-                done[outcome.record["id"]] = outcome
+            try:
+                plan = self.plan(*key)
+                arms = {str(r["arm"]): self.arm(plan, r) for r in members}
+            except Unreplayable as exc:
+                done.update({r["id"]: Outcome(r, UNREPLAYABLE, str(exc)) for r in members})
+                continue
+            ready.append(
+                (key, members, plan, sorted(arms.values(), key=lambda a: not a.is_control))
+            )
+        if ready:
+            done.update(self.arm_groups(ready))
         return [done[r["id"]] for r in records]
 
     # -- mutation arms --------------------------------------------------------------------------
@@ -123,17 +137,33 @@ class Replayer:
             pinned.append(m)
         return dataclasses.replace(arm, mutations=pinned)
 
-    def arm_group(self, key: tuple[str, str, str], records: list[dict[str, Any]]) -> list[Outcome]:
-        """The records of one plan and commit, their arms run together (``-j``)."""
+    def arm_groups(self, ready: list[Group]) -> dict[str, Outcome]:
+        """The records of each plan and commit, their arms run together (``-j``). The groups
+        at one commit share its worktrees: one checkout, reset between arms, whatever plan
+        they come from."""
+        from tools.mutate.worktree import Pool, Worktrees
+
+        done: dict[str, Outcome] = {}
+        wts = Worktrees(self.git.root, self.git.tools_dir())
+        try:
+            pools: dict[str, Pool] = {}
+            for key, _, _, arms in ready:
+                pools.setdefault(key[2], Pool(wts, key[2])).expect(len(arms))
+            for key, records, plan, arms in ready:
+                for outcome in self.arm_group(key, records, plan, arms, pools[key[2]]):
+                    done[outcome.record["id"]] = outcome
+        finally:
+            wts.close()
+        return done
+
+    def arm_group(
+        self, key: tuple[str, str, str], records: list[dict[str, Any]], plan: Plan,
+        selected: list[Arm], pool: Pool,
+    ) -> list[Outcome]:  # fmt: skip
+        """The records of one plan and commit, their arms run with ``pool``'s worktrees."""
         from tools.mutate import records as rec
         from tools.mutate import runner
 
-        try:
-            plan = self.plan(*key)
-            arms = {str(r["arm"]): self.arm(plan, r) for r in records}
-        except Unreplayable as exc:
-            return [Outcome(r, UNREPLAYABLE, str(exc)) for r in records]
-        selected = sorted(arms.values(), key=lambda a: not a.is_control)
         payloads = runner.run_in_worktrees(
             plan,
             selected,
@@ -142,6 +172,7 @@ class Replayer:
             jobs=self.jobs,
             registry=self.registry,
             progress=self.progress,
+            trees=pool,
         )
         control = plan.control.name if plan.control else None
         ctrl = next((p for p in payloads if p["arm"] == control), None)

@@ -34,9 +34,12 @@ def current_records(full: Path) -> list[dict[str, Any]]:
     return scan(full)[0]
 
 
-def added(ctx: Context, result: GateResult) -> list[dict[str, Any]] | None:
-    """The replayable records the range adds; None when the range cannot be read (the
-    skip and, under --require-commits, the error are set on ``result``)."""
+def added(
+    ctx: Context, result: GateResult, current: list[dict[str, Any]] | None = None
+) -> list[dict[str, Any]] | None:
+    """The replayable records the range adds (of ``current``, the working tree's ledger's
+    records when read already); None when the range cannot be read (the skip and, under
+    --require-commits, the error are set on ``result``)."""
     from tools import ledger
     from tools.gates.commit_range import range_commits
 
@@ -46,16 +49,18 @@ def added(ctx: Context, result: GateResult) -> list[dict[str, Any]] | None:
     merge_base = ctx.range.merge_base
     data = ctx.git.blob(merge_base, rel) if merge_base else None
     at_base = {item.id for item in ledger.scan_bytes(data or b"") if item.id is not None}
-    full = ctx.git.worktree_path(rel)
-    return [
-        r for r in current_records(full) if r.get("kind") in REPLAYABLE and r["id"] not in at_base
-    ]
+    if current is None:
+        current = current_records(ctx.git.worktree_path(rel))
+    return [r for r in current if r.get("kind") in REPLAYABLE and r["id"] not in at_base]
 
 
-def named(full: Path, ids: list[str]) -> list[dict[str, Any]]:
-    """The records ``ids`` name (each an id or a unique prefix of one), in the order given;
-    exit 2 for an id that names none, several, or a record that cannot be replayed."""
-    records = current_records(full)
+def named(
+    full: Path, ids: list[str], current: list[dict[str, Any]] | None = None
+) -> list[dict[str, Any]]:
+    """The records ``ids`` name (each an id or a unique prefix of one; of ``current``, the
+    ledger's records when read already), in the order given; exit 2 for an id that names
+    none, several, or a record that cannot be replayed."""
+    records = current_records(full) if current is None else current
     out: list[dict[str, Any]] = []
     for rid in ids:
         want = rid.strip().lower()
