@@ -2,9 +2,11 @@
 installed by ``pip install`` (bytecode compiled), beside the interpreter's own start and the
 import of the CLI framework alone.
 
-Target (issue 19): ``tools --version`` <= 60 ms. The framework's import is the floor of any
-command of a typer CLI; ``tools now check`` in a one-commit repository is a gate command's
-start.
+Targets: ``tools --version`` <= 60 ms (issue 19); the commit-msg hook (``tools hooks run
+commit-msg MSG``, as an installed hook runs it, on a repository with a protocol) <= 2.5x
+``python -c pass`` (SPEC §12). The framework's import is the floor of any command of a typer
+CLI (the hook's command line never imports it); ``tools now check`` in a one-commit
+repository is a gate command's start.
 
     python bench/bench_startup.py [--runs 15]
 
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -24,6 +27,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from measure import installed_python, interleaved, print_machine, target_row  # noqa: E402
 from synth import fast_import  # noqa: E402
 
+# The defaults' marker and trailers, so the hook judges a message it passes.
+PROTOCOL = "now: {path: .agents/NOW.md}\n"
+TRAILERS = (
+    "FOLLOWING_AGENTS_PROTOCOL\n\n"
+    "Following-Agents-Protocol: yes\nAI-Assisted: yes\nAssisted-by: A:model-1 [tool]\n"
+)
 NOW_MD = (
     "# NOW\n<!-- now-updated: 2026-01-01 -->\n## Live claims\n## Current gate\n## Next actions\n"
 )
@@ -39,6 +48,10 @@ def main() -> None:
         fast_import(repo, iter([("Start\n\nBody.\n", {"README.md": b"x\n"})]))
         (repo / ".agents").mkdir()
         (repo / ".agents/NOW.md").write_text(NOW_MD)
+        (repo / ".agents/protocol.yaml").write_text(PROTOCOL)
+        (repo / "MSG").write_text("Add the parser\n\nBody.\n\n" + TRAILERS)
+        # Staged: the hook judges the commit being made, which must hold the protocol.
+        subprocess.run(["git", "add", ".agents"], cwd=repo, check=True)
         tools = str(Path(python).with_name("tools"))
         cmds = {
             "python -c pass": [python, "-c", "pass"],
@@ -46,6 +59,7 @@ def main() -> None:
             "tools --version": [tools, "--version"],
             "tools --help": [tools, "--help"],
             "tools now check (one-commit repository)": [tools, "now", "check"],
+            "tools hooks run commit-msg MSG": [tools, "hooks", "run", "commit-msg", "MSG"],
         }
         load_before = os.getloadavg()[0]
         rows = interleaved(cmds, repo, args.runs)
@@ -63,6 +77,14 @@ def main() -> None:
         f'python -c "import typer" {floor * 1000:.0f} ms',
         "<= 60 ms (issue 19)",
         version <= 0.06,
+    )
+    hook, bare = rows["tools hooks run commit-msg MSG"], rows["python -c pass"][0]
+    target_row(
+        "the commit-msg hook, installed in a venv of its own",
+        f"{hook[0] * 1000:.0f} ms ({hook[0] / bare:.2f}x, exit {hook[2]})",
+        f"python -c pass {bare * 1000:.0f} ms",
+        "<= 2.5x (SPEC §12)",
+        hook[0] <= 2.5 * bare and set(hook[2]) == {0},
     )
 
 

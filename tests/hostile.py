@@ -73,6 +73,7 @@ def _judge_markdown(text: str) -> None:
     from tools.gates import docs
     from tools.ratchets import markdown_measures as ratchet_md
 
+    markdown.parse_links(text).anchors()  # the links gate's light pass
     doc = markdown.parse(text)
     doc.anchors()
     doc.sections()

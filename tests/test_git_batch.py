@@ -34,6 +34,26 @@ def test_blobs_can_be_abandoned_half_way(repo: Repo) -> None:
     reader.close()  # the process is ended and reaped, nothing hangs
 
 
+# 8 objects: the persistent batch; 24: a process of their own
+@pytest.mark.parametrize("revs", [("HEAD",), ("HEAD", "HEAD~1", "")])
+def test_blobs_at_agree_with_blob_for_every_kind_of_path(repo: Repo, revs: tuple[str, ...]) -> None:
+    odd = {"é space.md": "é\n", "x\ny.md": "newline\n", "d/in.md": "in\n", "b.bin": b"\xff\0"}
+    repo.commit("Add\n\nBody.\n", odd)
+    repo.commit("Change\n\nBody.\n", {"d/in.md": "in, changed\n"})
+    repo.write("d/in.md", "staged\n")
+    repo.git("add", "d/in.md")
+    git = Git(repo.path)
+    paths = [*odd, "d", "absent.md", "d/in.md/x"]
+    wanted = [(rev, path) for rev in revs for path in paths] * 2
+    got = git.blobs_at(wanted)
+    assert set(got) == set(wanted)
+    for rev, path in wanted:
+        assert got[(rev, path)] == git.blob(rev, path), (rev, path)
+    assert got[("HEAD", "d/in.md")] == b"in, changed\n"
+    assert got.get(("", "d/in.md"), b"staged\n") == b"staged\n"
+    assert got[("HEAD", "d")] is None and got[("HEAD", "x\ny.md")] == b"newline\n"
+
+
 def test_grep_files_in_a_commit_the_index_and_the_working_tree(repo: Repo) -> None:
     repo.commit("Add\n\nBody.\n", {"a.c": "kCUDA\n", "d/b.c": "x\n", "attr.c": "kCUDA\0\n"})
     repo.write(".gitattributes", "attr.c -diff\n")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 from collections.abc import Callable
 
 import pytest
@@ -234,7 +235,8 @@ def test_staged_added_lines_and_untracked_files(repo: Repo) -> None:
 
 
 def test_patch_chunks_stay_under_the_argv_budget() -> None:
-    from tools.git import _ARGV_BUDGET, _chunks
+    from tools.git.runner import ARGV_BUDGET as _ARGV_BUDGET
+    from tools.git.runner import argv_chunks as _chunks
 
     paths = [f"dir/{i:06d}/" + "x" * 90 for i in range(3000)]
     chunks = list(_chunks(paths))
@@ -475,3 +477,28 @@ def test_the_index_view_reads_odd_paths_as_git_lists_them(
     assert git.tracked_modes() == {path: mode for mode, _, _, path in listing}
     assert git.index_regular_files() == [path for *_, path in listing]
     assert git.unmerged_paths() == []
+
+
+def test_config_values_read_once_agree_with_git_config_get(repo: Repo) -> None:
+    repo.git("config", "core.commentChar", ";")
+    repo.git("config", "--add", "commit.cleanup", "strip")
+    repo.git("config", "--add", "commit.cleanup", "scissors")  # two values: the last one counts
+    repo.git("config", "branch.Feature/X.merge", "refs/heads/Feature/X")
+    (repo.path / ".git" / "config").write_text(
+        (repo.path / ".git" / "config").read_text() + "[tools]\n\tbare\n\tempty =\n"
+    )
+    git = Git(repo.path)
+    for key in (
+        "core.commentChar",
+        "CORE.COMMENTCHAR",
+        "commit.cleanup",
+        "branch.Feature/X.merge",
+        "BRANCH.Feature/X.MERGE",
+        "branch.feature/x.merge",
+        "tools.bare",
+        "tools.empty",
+        "core.absent",
+    ):
+        got = subprocess.run(["git", "config", "--get", key], cwd=repo.path, capture_output=True)
+        want = got.stdout.decode().rstrip("\n") if got.returncode == 0 else None
+        assert git.config_value(key) == want, key

@@ -68,10 +68,12 @@ def test_a_protected_rule_may_stay_an_error_and_still_fires(repo: Repo) -> None:
     assert run.exit_code == 1 and "conflict-marker" in run.stdout
 
 
-def test_a_numerics_rule_id_is_refused(repo: Repo) -> None:
+def test_a_numerics_rule_id_is_a_declared_id_and_a_typo_of_one_is_refused(repo: Repo) -> None:
     repo.write(".agents/protocol.yaml", "rules: {golden-mismatch: warning}\n")
+    assert repo.tools("config", "validate").exit_code == 0
+    repo.write(".agents/protocol.yaml", "rules: {golden-mismatsh: warning}\n")
     run = repo.tools("preflight")
-    assert run.exit_code == 2 and "golden-mismatch" in run.stderr
+    assert run.exit_code == 2 and "'golden-mismatch'" in run.stderr
 
 
 def test_a_bad_level_is_a_schema_error(repo: Repo) -> None:

@@ -176,8 +176,7 @@ def first_parent_chain(subjects: list[Subject], result: GateResult) -> list[Subj
 
 
 def _config(git: "Git", key: str) -> str | None:
-    status, out = git.run("config", "--get", key, ok=(0, 1))
-    return decode(out).strip() if status == 0 else None
+    return git.config_value(key)
 
 
 def comment_prefix(text: str, configured: str | None) -> str:

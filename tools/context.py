@@ -64,7 +64,9 @@ class Context:
     the report's ``config_sha256`` hashes).
     """
 
-    def __init__(self, opts: Options):
+    def __init__(self, opts: Options, git: Git | None = None):
+        """``git``: the repository ``opts.repo`` names, already opened by the caller (a hook
+        run opens it first); None: opened here."""
         self.opts = opts
         self._pending_range: Background[RangeSelection] | None = None
         self._pending_staged: Background[list[Change]] | None = None
@@ -72,7 +74,7 @@ class Context:
         self.prefetched: dict[str, object] = {}
         # The bytes of --message-file, read once for every gate (commit_messages).
         self.message_bytes: bytes | None = None
-        self.git = Git(opts.repo, bare_ok=opts.bare_ok)
+        self.git = git if git is not None else Git(opts.repo, bare_ok=opts.bare_ok)
         self.root: Path = self.git.root
         if opts.commit and (opts.staged or opts.base or opts.head):
             raise UsageError("--commit cannot be combined with --staged, --base or --head")

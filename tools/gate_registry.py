@@ -31,6 +31,10 @@ COMMAND_GATES: dict[str, str] = {
 }
 
 
+# Where the command gates' rules are declared, without torch (the rule list, ``rules:``).
+NUMERICS_RULES = "tools.numerics.rules"
+
+
 # Pseudo-gates: reported by preflight and the hooks, never selected with --gate.
 PSEUDO_GATES: dict[str, str] = {
     "preflight": "tools.gates.inplace_pending",

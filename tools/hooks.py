@@ -36,7 +36,7 @@ from tools.config import DEFAULT_PATH as PROTOCOL_PATH
 from tools.config_model import ProtocolConfig
 from tools.errors import UsageError
 from tools.fsio import write_atomic
-from tools.git import Git, run_git
+from tools.git import Git
 from tools.options import Options
 from tools.report import Finding, GateResult, Report
 
@@ -110,11 +110,7 @@ def script(hook: str, command: list[str]) -> str:
 
 def hooks_dir(git: Git) -> Path:
     """Where git runs this repository's hooks from (``core.hooksPath`` as configured)."""
-    _, out, _ = run_git(
-        git.root, "rev-parse", "--git-path", "hooks", repository=True, hooks_off=False
-    )
-    found = Path(out.decode().strip())
-    return found if found.is_absolute() else git.root / found
+    return git.hooks_dir
 
 
 def is_ours(text: str) -> bool:
@@ -387,12 +383,13 @@ def configured(names: tuple[str, ...], config: ProtocolConfig) -> list[str]:
     return [name for name in names if name in wanted]
 
 
-def judge(opts: Options, names: tuple[str, ...]) -> Report:
-    """The configured gates among ``names``, on one context built from ``opts``."""
+def judge(opts: Options, names: tuple[str, ...], git: Git | None = None) -> Report:
+    """The configured gates among ``names``, on one context built from ``opts`` (on ``git``,
+    the repository already open, when given)."""
     from tools import gates
     from tools.context import Context
 
-    ctx = Context(opts)
+    ctx = Context(opts, git)
     return gates.judged(ctx, gates.run_all(configured(names, ctx.config), ctx))
 
 
@@ -454,12 +451,12 @@ def run_hook(
         return HookRun(0, out=NO_PROTOCOL)
     if hook == "pre-commit":
         # The commit being made is the index: what is staged, never the working tree.
-        report: Report | None = judge(opts._replace(staged=True), CONTENT_GATES)
+        report: Report | None = judge(opts._replace(staged=True), CONTENT_GATES, git)
     elif hook == "commit-msg":
         opts = opts._replace(
             message_file=args[0], range_paths=False, message_only=True, filled=True
         )
-        report = judge(opts, MESSAGE_GATES)
+        report = judge(opts, MESSAGE_GATES, git)
     else:
         report = judge_push(git, opts, data)
     if report is None:
@@ -471,6 +468,8 @@ def judge_push(git: Git, opts: Options, stdin: bytes) -> Report | None:
     """The report over every pushed ref; None when no pushed ref holds a protocol (each one
     deleted, or made before adoption), so nothing was judged."""
     results: list[GateResult] = []
+    meta: dict[str, object] = {}
+    ranges: list[dict[str, object]] = []
     unjudged = judged = 0
     for ref in parse_push_lines(stdin) or pre_commit_framework_ref(os.environ):
         ref_opts = push_options(git, opts, ref)
@@ -484,9 +483,16 @@ def judge_push(git: Git, opts: Options, stdin: bytes) -> Report | None:
         for result in report.gates:
             result.stats["ref"] = ref.local_ref
         results.extend(report.gates)
+        # Each ref went through the one report path; the tool and config are the same for
+        # every ref, the ranges are each ref's own.
+        meta.update({k: v for k, v in report.meta.items() if k != "range"})
+        if "range" in report.meta:
+            ranges.append({"ref": ref.local_ref, **report.meta["range"]})
     if unjudged and not judged:
         return None
-    return Report(results)
+    out = Report(results)
+    out.meta = {**meta, "ranges": ranges} if ranges else meta
+    return out
 
 
 # -- what a hook prints ------------------------------------------------------------------------

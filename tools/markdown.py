@@ -584,6 +584,50 @@ class _Walk:
             self.doc.links.append(Link(line, str(definition["dest"]), "definition"))
 
 
+class _LinkWalk(_Walk):
+    """The light pass of the links gate (SPEC §12): the events are read for what links and
+    anchors need only (link and image targets, reference definitions, headings and the
+    ``id`` / ``name`` of HTML elements) and every other event is passed over; the
+    :class:`Document` it fills holds those, and its lines. A heading is read by the full
+    walk's own reader (its rendered text names its anchor), so both give the same anchors; a
+    test holds the two passes to the same links and anchors on every document it has."""
+
+    def run(self) -> Document:
+        events: Iterator[tuple[Any, Any]] = iter(
+            pyromark.events_with_range(self.clean, options=OPTIONS, merge_text=True)
+        )
+        payload: Any
+        for event, span in events:
+            if event.__class__ is not dict:
+                continue  # a break or a rule: no link, no anchor, no nesting
+            kind, value = event.popitem()
+            if kind == "Text":
+                continue  # the most frequent event: text outside a heading is not read
+            if kind == "Start":
+                name, payload = (value, None) if value.__class__ is str else value.popitem()
+                self.depth += 1
+                if self.depth > MAX_DEPTH:
+                    self._too_deep()
+                if name == "Heading":
+                    self._heading(events, int(payload["level"][1:]), span["start"], span["end"])
+                    self.depth -= 1
+                elif (name == "Link" or name == "Image") and payload["link_type"] == "Inline":
+                    self._link(name, payload["dest_url"], span["end"])
+                elif name == "HtmlBlock":
+                    self.html_pieces = []
+            elif kind == "End":
+                self.depth -= 1
+                if (value if value.__class__ is str else value.popitem()[0]) == "HtmlBlock":
+                    self._html(self.html_pieces)
+            elif kind == "Html":
+                self.html_pieces.append((span["start"], value))
+            elif kind == "InlineHtml":
+                self._inline_html(value, span["start"], span["end"])
+        self._definitions()
+        self.doc.links.sort(key=lambda link: link.line)
+        return self.doc
+
+
 def _element_anchors(text: str, in_comment: bool, line: int, doc: Document) -> bool:
     """Add the anchors named by the elements of ``text`` (one line or one inline piece of raw
     HTML) to ``doc``; returns whether a comment is still open at its end. Linear: each step
@@ -713,6 +757,15 @@ _LAST: list[tuple[str, Document]] = []  # the last two parses, the latest first
 def forget() -> None:
     """Drop the remembered parses (a benchmark measures the parse itself)."""
     _LAST.clear()
+
+
+def parse_links(text: str, *, where: str | None = None) -> Document:
+    """The links and anchors of one document, in the links gate's light pass: ``links``,
+    ``headings`` and ``html_anchors`` (so :meth:`Document.anchors`) are those :func:`parse`
+    finds; its other fields stay empty. Raises UsageError (naming ``where``) for nesting
+    deeper than :data:`MAX_DEPTH`."""
+    with uncollected():
+        return _LinkWalk(text, where).run()
 
 
 def parse_lines(lines: list[str], *, where: str | None = None) -> Document:

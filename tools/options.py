@@ -13,6 +13,10 @@ class RatchetRequest(NamedTuple):
     report: bool = False  # add the per-file table
 
 
+# Where the config and baselines are read from (``--config-from``, ``TOOLS_CONFIG_FROM``).
+CONFIG_FROM = ("base", "head")
+
+
 class Options(NamedTuple):
     """What the user asked for on the command line (already merged: global + local). A
     command that sets an option of its own judges a changed copy (``opts._replace``)."""

@@ -7,9 +7,9 @@ the rule's declared severity are changed: a finding the config or the command al
 apart (a ``debt:`` warning, ``range-empty`` under ``--require-commits``, ``style.subject_length``)
 keeps what it was given.
 
-Decision: the ids that can be tuned are those of the gates preflight and the hooks run (and
-the ``preflight`` pseudo-gate); the numerics commands' verdicts are admission gates whose
-modules import torch, and naming one of their ids is exit 2 like any unknown id.
+Every declared rule id can be tuned, the numerics commands' included: their rules are declared
+in :mod:`tools.numerics.rules`, which imports no torch, and their reports go through the same
+judged path as every other command's.
 """
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ import importlib
 from tools.config_model import ProtocolConfig
 from tools.errors import UsageError
 from tools.gate_registry import (
-    COMMAND_GATES,
     COMMIT_GATES,
     EVIDENCE_GATES,
     GATES,
+    NUMERICS_RULES,
     PROTECTED,
     PSEUDO_GATES,
 )
@@ -33,17 +33,13 @@ LEVELS = ("off", "info", "warning", "error")
 
 
 def _tunable() -> dict[str, Rule]:
-    """Every rule of the gates preflight can run, by id (their modules imported on first use)."""
+    """Every declared rule, by id (their modules imported on first use; the numerics rules
+    from their torch-free declarations)."""
     for target in [*GATES.values(), *PSEUDO_GATES.values(), *EVIDENCE_GATES.values()]:
         if target:
             importlib.import_module(target)
-    numerics = set(COMMAND_GATES)
-    return {
-        rule.id: rule
-        for gate, table in declared().items()
-        if gate not in numerics
-        for rule in table.values()
-    }
+    importlib.import_module(NUMERICS_RULES)
+    return {rule.id: rule for table in declared().values() for rule in table.values()}
 
 
 def check(config: ProtocolConfig, where: str | None) -> None:

@@ -5,13 +5,10 @@ command's typed result through the same output path (:func:`show`)."""
 from __future__ import annotations
 
 import enum
-import errno
 import functools
 import importlib
 import inspect
-import os
 import sys
-import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NamedTuple, TypeVar, cast
@@ -21,15 +18,17 @@ from typer.core import TyperGroup
 
 from tools.cli import say_interrupted
 from tools.errors import UsageError
+from tools.exits import EXIT_FAIL, EXIT_INTERNAL, EXIT_USAGE, environment_error, internal_error
+from tools.options import CONFIG_FROM
 from tools.report import FORMATS, Report, TextOptions, render
 from tools.report import formats as formats_of
+from tools.terminal import color_wanted, safe_text
 
 if TYPE_CHECKING:
     from tools.options import Options
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-EXIT_FAIL, EXIT_USAGE, EXIT_INTERNAL = 1, 2, 3
 
 # What ``--format`` a command produces, its default first: a gate report in every renderer,
 # or a command's own output (text, text and json, or json alone).
@@ -72,7 +71,6 @@ ConfigFromOpt = Annotated[
         "tree (head, the default); env TOOLS_CONFIG_FROM.",
     ),
 ]
-CONFIG_FROM = ("base", "head")
 RequireProtocolOpt = Annotated[
     bool,
     typer.Option(
@@ -90,8 +88,7 @@ FormatOpt = Annotated[
 
 def emit(text: str, *, err: bool = False) -> None:
     """Write text; bytes that are not UTF-8 (kept as surrogates) print escaped, never crash."""
-    safe = text.encode("utf-8", "backslashreplace").decode("utf-8")
-    typer.echo(safe, nl=False, err=err)
+    typer.echo(safe_text(text), nl=False, err=err)
 
 
 def append_ledger(
@@ -115,27 +112,6 @@ def fail_usage(message: str) -> typer.Exit:
 
 class _Interrupted(Exception):
     """SIGINT reached the command: carried past click, which would print a blank line."""
-
-
-# What a failing environment raises on a write: exit 2 with the path, never exit 3.
-_ENVIRONMENT_ERRNOS = {
-    errno.ENOSPC,
-    errno.EACCES,
-    errno.EPERM,
-    errno.EROFS,
-    errno.EDQUOT,
-    errno.EFBIG,
-}
-
-
-def environment_error(exc: OSError) -> str | None:
-    """The one-line message for a failing environment (a full disk, a read-only or immutable
-    file, a file-size limit), or None when ``exc`` is something else."""
-    if exc.errno not in _ENVIRONMENT_ERRNOS:
-        return None
-    what = exc.strerror or os.strerror(exc.errno or 0)
-    where = exc.filename if exc.filename is not None else "a file being written"
-    return f"{where}: {what}"
 
 
 class ToolsGroup(TyperGroup):
@@ -199,13 +175,7 @@ class ToolsGroup(TyperGroup):
 
 
 def _internal(exc: BaseException) -> None:
-    if os.environ.get("TOOLS_DEBUG"):
-        traceback.print_exception(exc)
-    emit(
-        f"error: internal error: {type(exc).__name__}: {exc} "
-        "(set TOOLS_DEBUG=1 for the traceback)\n",
-        err=True,
-    )
+    emit(internal_error(exc), err=True)
     sys.exit(EXIT_INTERNAL)
 
 
@@ -383,18 +353,6 @@ def _require_protocol(opts: Options) -> None:
             err=True,
         )
         raise typer.Exit(EXIT_FAIL)
-
-
-def color_wanted(stream: Any = None) -> bool:
-    """Colour only on a terminal, never when ``NO_COLOR`` is set to anything (no-color.org)
-    nor on a ``dumb`` terminal."""
-    if os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
-        return False
-    stream = sys.stdout if stream is None else stream
-    try:
-        return bool(stream.isatty())
-    except (AttributeError, ValueError):  # no isatty, or a closed stream
-        return False
 
 
 def finish(report: Report, opts: Options, *, summary: bool = True) -> None:

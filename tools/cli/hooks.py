@@ -7,16 +7,12 @@ them), not to hide an import circle.
 from __future__ import annotations
 
 import os
-import sys
-import time
 from typing import Annotated
 
 import typer
 
-from tools.cli.common import TEXT, ResultType, color_wanted, command, emit, new_app, show
-from tools.errors import UsageError
+from tools.cli.common import TEXT, ResultType, command, emit, new_app, show
 from tools.options import Options
-from tools.report import Report
 
 HookArg = Annotated[
     str, typer.Argument(help="pre-commit, commit-msg or pre-push; pre-receive or update (server).")
@@ -50,49 +46,16 @@ def hooks_install(
     show(result, opts, exit_code=1 if result.refused else 0)
 
 
-def _stdin_bytes() -> bytes:
-    stream = getattr(sys.stdin, "buffer", None)
-    return stream.read() if stream is not None else sys.stdin.read().encode()
+def hooks_run(opts: Options, hook: HookArg, args: ArgsArg = None) -> None:
+    """Run one hook's gates: what every installed hook calls. Quiet when green."""
+    from tools.hook_entry import hook_said, stdin_bytes
 
-
-def _show(report: Report, started: float, hook: str, args: list[str]) -> None:
-    """Print what the hook says (quiet when green: :func:`tools.hooks.said`)."""
-    from tools import hooks
-
-    said = hooks.said(
-        hook, report, hooks.elapsed_since(started), args=args, color=color_wanted(sys.stderr)
-    )
+    said = hook_said(opts, hook, list(args or []), stdin_bytes)
     if said.out:
         emit(said.out)
     if said.err:
         emit(said.err, err=True)
-
-
-def hooks_run(opts: Options, hook: HookArg, args: ArgsArg = None) -> None:
-    """Run one hook's gates: what every installed hook calls. Quiet when green."""
-    from tools import hooks, server_hooks
-
-    started = time.monotonic()
-    args = list(args or [])
-    if hook in server_hooks.SERVER_HOOKS:
-        said = server_hooks.run(opts, hook, args, _stdin_bytes() if hook == "pre-receive" else b"")
-        if said.out:
-            emit(said.out)
-        if said.err:
-            emit(said.err, err=True)
-        raise typer.Exit(said.code)
-    if hook not in hooks.HOOKS:
-        known = (*hooks.HOOKS, *server_hooks.SERVER_HOOKS)
-        raise UsageError(f"unknown hook {hook!r}", expected="one of " + ", ".join(known))
-    # git's pre-push input, read only once the run gets that far (a re-entered run leaves it).
-    done = hooks.run_hook(hook, opts, args, _stdin_bytes if hook == "pre-push" else b"")
-    if done.report is not None:
-        _show(done.report, started, hook, args)
-    if done.out:
-        emit(done.out)
-    if done.err:
-        emit(done.err, err=True)
-    raise typer.Exit(done.exit_code)
+    raise typer.Exit(said.code)
 
 
 def register(app: typer.Typer) -> None:

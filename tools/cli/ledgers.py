@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 import typer
 
 from tools.cli.common import (
-    EXIT_FAIL,
     REPORT,
     ResultType,
     append_ledger,
@@ -24,6 +23,7 @@ from tools.cli.common import (
     show,
 )
 from tools.errors import Refused, UsageError
+from tools.exits import EXIT_FAIL
 from tools.fsio import write_atomic
 from tools.options import Options
 

@@ -15,7 +15,6 @@ import typer
 from tools.cli.common import REPORT, command, finish, new_app, run_gates
 from tools.errors import UsageError
 from tools.options import Options
-from tools.report import Report
 
 
 def _read(path: str) -> bytes:
@@ -40,9 +39,14 @@ def links_anchors(
     """List each file's anchors as GitHub makes them: line, #anchor, and the heading text
     or the HTML element that names it (info findings, in every --format)."""
     # The markdown parser loads here, not at import: the CLI's start-up stays fast.
+    from tools import gates
+    from tools.context import Context
     from tools.gates.links import list_anchors
 
-    finish(Report([list_anchors(files, _read)]), opts, summary=False)
+    # Through the one report path (severities, metadata), as every command's; the files
+    # listed may lie anywhere, but the repository whose config judges is the current one.
+    ctx = Context(opts)
+    finish(gates.judged(ctx, [list_anchors(files, _read)]), opts, summary=False)
 
 
 def register(app: typer.Typer) -> None:

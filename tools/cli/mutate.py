@@ -18,18 +18,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from tools.cli.common import (
-    EXIT_FAIL,
-    F,
-    ResultType,
-    append_ledger,
-    command,
-    emit,
-    environment_error,
-    new_app,
-    show,
-)
+from tools.cli.common import F, ResultType, append_ledger, command, emit, new_app, show
 from tools.errors import UsageError
+from tools.exits import EXIT_FAIL, environment_error
 from tools.options import Options
 
 if TYPE_CHECKING:

@@ -42,6 +42,13 @@ def _context(opts: Options) -> Context:
     return Context(opts)
 
 
+def _judged(ctx: Context, result: GateResult) -> Report:
+    # The one path of every report: configured severities, the findings baseline, metadata.
+    from tools import gates
+
+    return gates.judged(ctx, [result])
+
+
 NoRecord = Annotated[
     bool,
     typer.Option("--no-record", help="Judge only: append no record to the evidence ledger."),
@@ -76,7 +83,7 @@ def golden_check(
     from tools.numerics import goldens
 
     ctx = _context(opts)
-    finish(Report([goldens.check(ctx.config, ctx.root, list(cases or []))]), opts)
+    finish(_judged(ctx, goldens.check(ctx.config, ctx.root, list(cases or []))), opts)
 
 
 CaseArg = Annotated[str, typer.Argument(help="The case name.")]
@@ -96,7 +103,7 @@ def golden_explain(opts: Options, case: CaseArg) -> None:
                 case, str(result.stats.get("op")), result.stats.get("variant"), evaluations
             )
         )
-    finish(Report([result]), opts)
+    finish(_judged(ctx, result), opts)
 
 
 ForceOpt = Annotated[bool, typer.Option("--force", help="Overwrite a captured case.")]
@@ -135,7 +142,7 @@ def _admission(opts: Options, path: Path, kind: str, no_record: bool, judge: Jud
     result, payload = judge(ctx, display(path, ctx.root))
     if not no_record:
         _record(ctx, result, kind, payload())
-    finish(Report([result]), opts)
+    finish(_judged(ctx, result), opts)
 
 
 def grid_tie(opts: Options, evidence: EvidenceArg, no_record: NoRecord = False) -> None:

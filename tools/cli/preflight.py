@@ -12,7 +12,6 @@ import typer
 from tools.cli.common import REPORT, command, finish
 from tools.errors import UsageError
 from tools.options import Options
-from tools.report import Report
 
 GateOpt = Annotated[
     list[str] | None, typer.Option("--gate", help="Run only this gate (repeatable).")
@@ -41,7 +40,7 @@ def preflight(opts: Options, gate: GateOpt = None, message_file: MessageFileOpt 
     # A tree that may still hold a mutant is not judged at all: a mutant is never committed.
     blocked = inplace_pending.run(ctx.git)
     if blocked is not None:
-        finish(Report([blocked]), opts, summary=True)
+        finish(gates.judged(ctx, [blocked]), opts, summary=True)
     finish(gates.judged(ctx, gates.run_all(names, ctx)), opts, summary=True)
 
 

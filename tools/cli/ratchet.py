@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from tools.cli.common import EXIT_FAIL, REPORT, ResultType, command, emit, new_app, show
+from tools.cli.common import REPORT, ResultType, command, emit, new_app, show
 from tools.errors import UsageError
+from tools.exits import EXIT_FAIL
 from tools.options import Options, RatchetRequest
 
 if TYPE_CHECKING:

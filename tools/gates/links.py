@@ -184,7 +184,9 @@ class _Tree:
             lines = self.lines(path)
             if lines is None:
                 return None
-            self._docs[path] = markdown.parse_lines(lines, where=path)
+            # The light pass: links and anchors only (SPEC §12).
+            text = "\n".join(lines) + "\n" if lines else ""
+            self._docs[path] = markdown.parse_links(text, where=path)
         return self._docs[path]
 
     def anchors(self, path: str) -> set[str] | None:

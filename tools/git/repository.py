@@ -1,218 +1,55 @@
-"""The one git access layer every gate uses.
-
-Everything is read as bytes (plumbing where speed needs it): refs, merge bases, a whole range
-in one ``git log`` pass (messages, parents and changed paths with rename detection, ``-z``),
-blobs at a revision through one persistent ``cat-file --batch``, and the staged tree. Paths
-are repo-relative ``str`` decoded with ``surrogateescape`` so that non-UTF-8 names survive a
-round trip.
-
-Every git process of the package starts here, from one argv prefix (:func:`git_argv`) and one
-environment (:func:`git_env`, an allow-list: docs/git-environment.md says what passes and
-why): the processes that run to completion through :func:`run_git`, the long-lived
-``cat-file`` batches through :func:`git_popen`. This layer sits beside gitpython rather than
-on its command layer: gitpython builds each child's environment from the whole of
-``os.environ`` (only adding to it), so an allow-list cannot go through it, and its persistent
-processes are not thread-safe, where the mutation runner works in several worktrees at once.
-The repository is found by ``git rev-parse`` through the same runner, so nothing here imports
-gitpython or lets it start a process.
-"""
+"""The questions gates ask a repository (:class:`Git`): refs, merge bases, a range in one
+``git log`` pass, blobs through one persistent ``cat-file --batch``, the index, patches and
+attributes, each through the runner (tools/git/runner.py) and read by the parsers
+(tools/git/parsers.py)."""
 
 from __future__ import annotations
 
 import functools
 import itertools
-import operator
 import os
-import re
-import subprocess
 import threading
-import weakref
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from tools.background import Background
 from tools.errors import UsageError
-from tools.lazy_regex import LazyRegex
+from tools.git.parsers import (
+    MODE_FIELD,
+    Change,
+    Commit,
+    FilePatch,
+    IndexModes,
+    IndexView,
+    MergeTree,
+    RawChange,
+    TreeEntry,
+    parse_added_lines,
+    parse_log,
+    parse_ls,
+    parse_name_status,
+    parse_patches,
+)
+from tools.git.runner import (
+    Answer,
+    CatFile,
+    GitError,
+    MergeTreeUnsupported,
+    argv_chunks,
+    batch_pipes,
+    git_popen,
+    read_answer,
+    run_git,
+)
+from tools.git.text import decode, encode
 
 if TYPE_CHECKING:
     from tempfile import TemporaryDirectory
 
-_ENC = "utf-8"
-_ERRORS = "surrogateescape"
+
 # Options that make ``git log`` output independent of the user's git config.
 _LOG_FIXED = ["--no-color", "--no-ext-diff", "--no-show-signature", "--no-notes"]
-
-
-def decode(raw: bytes) -> str:
-    """Bytes from git to ``str`` without losing a byte (non-UTF-8 survives)."""
-    return raw.decode(_ENC, _ERRORS)
-
-
-def encode(text: str) -> bytes:
-    return text.encode(_ENC, _ERRORS)
-
-
-class Change(NamedTuple):
-    """One changed path of a commit or of the staged change.
-
-    ``status`` is git's letter (A, M, D, R, C, T, U); ``score`` the similarity for R/C.
-    """
-
-    status: str
-    path: str
-    old_path: str | None = None
-    score: int | None = None
-
-    @property
-    def is_pure_rename(self) -> bool:
-        return self.status == "R" and self.score == 100
-
-
-class Commit(NamedTuple):
-    """One commit as ``git log`` read it (a history of 5,000 makes 5,000)."""
-
-    sha: str
-    parents: list[str]
-    message: bytes
-    committer_time: int
-    changes: list[Change]
-
-    @property
-    def is_merge(self) -> bool:
-        return len(self.parents) > 1
-
-    @property
-    def is_root(self) -> bool:
-        return not self.parents
-
-    @property
-    def text(self) -> str:
-        return decode(self.message)
-
-
-class TreeEntry(NamedTuple):
-    """One file entry of a tree or of the index (a tuple: a large tree makes 20,000)."""
-
-    mode: str
-    sha: str
-    path: str
-
-    @property
-    def is_symlink(self) -> bool:
-        return self.mode == "120000"
-
-    @property
-    def is_submodule(self) -> bool:
-        return self.mode == "160000"
-
-
-class RawChange(NamedTuple):
-    """One path that differs between two trees (``diff-tree --raw``); a mode ``000000`` and
-    an all-zero sha mean the path is absent on that side."""
-
-    old_mode: str
-    new_mode: str
-    old_sha: str
-    new_sha: str
-    status: str
-    path: str
-
-
-class MergeTree(NamedTuple):
-    """git's merge of two commits: the tree it wrote and the paths it left in conflict."""
-
-    tree: str
-    conflicted: list[str]
-
-
-class Hunk:
-    """One hunk of a ``-U0`` patch: where it starts on each side and the lines it removes
-    and adds (without their ``-``/``+``), filled in as the patch is read."""
-
-    __slots__ = ("old_start", "old_count", "new_start", "new_count", "removed", "added")
-
-    def __init__(self, old_start: int, old_count: int, new_start: int, new_count: int) -> None:
-        self.old_start = old_start
-        self.old_count = old_count
-        self.new_start = new_start
-        self.new_count = new_count
-        self.removed: list[bytes] = []
-        self.added: list[bytes] = []
-
-
-class FilePatch:
-    """One file's patch, filled in as it is read: binary, or its hunks."""
-
-    __slots__ = ("binary", "hunks")
-
-    def __init__(self) -> None:
-        self.binary = False
-        self.hunks: list[Hunk] = []
-
-
-def _parse_changes(tokens: Sequence[bytes], start: int) -> tuple[list[Change], int]:
-    """Parse ``--name-status -z`` records from ``tokens[start:]`` up to the next commit."""
-    changes: list[Change] = []
-    i = start
-    n = len(tokens)
-    while i < n:
-        tok = tokens[i]
-        if tok.startswith(b"\x01"):
-            break
-        tok = tok.lstrip(b"\n")
-        if not tok:
-            i += 1
-            continue
-        letter = chr(tok[0])
-        score = int(tok[1:]) if len(tok) > 1 and tok[1:].isdigit() else None
-        if letter in "RC":
-            old, new = decode(tokens[i + 1]), decode(tokens[i + 2])
-            changes.append(Change(letter, new, old, score))
-            i += 3
-        else:
-            changes.append(Change(letter, decode(tokens[i + 1])))
-            i += 2
-    return changes, i
-
-
-def parse_log(raw: bytes) -> list[Commit]:
-    """Parse the output of ``git log -z --format=%x01%H%x00%P%x00%ct%x00%B%x00 --name-status``.
-
-    A message cannot hold a NUL byte, so NUL-splitting is unambiguous; each commit starts
-    with a token beginning with ``\\x01`` that no status letter can begin with.
-    """
-    tokens = raw.split(b"\0")
-    # Without paths every commit is five tokens (sha, parents, time, message, and the empty
-    # one between commits), and a last empty one ends the output: read by slices, in C.
-    if len(tokens) % 5 == 1 and not any(tokens[4::5]):
-        shas = tokens[0:-1:5]
-        if all(sha.startswith(b"\x01") for sha in shas):
-            return list(
-                map(
-                    Commit,
-                    [sha[1:].decode("ascii") for sha in shas],
-                    [p.decode("ascii").split() for p in tokens[1::5]],
-                    tokens[3::5],
-                    [int(t or b"0") for t in tokens[2::5]],
-                    [[] for _ in shas],
-                )
-            )
-    commits: list[Commit] = []
-    i = 0
-    n = len(tokens)
-    while i < n:
-        tok = tokens[i]
-        if not tok.startswith(b"\x01"):
-            i += 1
-            continue
-        sha = tok[1:].decode("ascii")
-        parents = tokens[i + 1].decode("ascii").split()
-        ctime = int(tokens[i + 2] or b"0")
-        message = tokens[i + 3]
-        changes, i = _parse_changes(tokens, i + 4)
-        commits.append(Commit(sha, parents, message, ctime, changes))
-    return commits
 
 
 def _grep_threads() -> int:
@@ -227,128 +64,8 @@ def _grep_threads() -> int:
     return max(1, cores - 1)
 
 
-def parse_name_status(raw: bytes) -> list[Change]:
-    """Parse ``git diff -z --name-status`` output."""
-    changes, _ = _parse_changes(raw.split(b"\0"), 0)
-    return changes
-
-
-_IndexEntry = tuple[bytes, bytes, bytes, str]  # mode, object id, stage, path
 # Up to this many objects, Git.blobs asks the persistent cat-file (no process of their own).
 _FEW_OBJECTS = 16
-
-
-# The modes of index entries that are no regular file, as git prints them: a symlink and a
-# submodule (gitlink).
-SYMLINK_MODE, SUBMODULE_MODE = b"120000", b"160000"
-_SPECIAL_MODES = (SYMLINK_MODE, SUBMODULE_MODE)
-
-
-def _special_entries(raw: bytes) -> dict[str, bytes]:
-    """path -> mode of the stage-0 symlinks and submodules of a ``git ls-files -s -z``
-    listing. They are rare, so they are found by searching the listing for their modes, not
-    by a test of each of 20,000 entries (a record starts the listing or follows a NUL, which
-    no path holds)."""
-    found: dict[str, bytes] = {}
-    for mode in _SPECIAL_MODES:
-        starts = [0] if raw.startswith(mode + b" ") else []
-        at = raw.find(b"\0" + mode + b" ")
-        while at != -1:
-            starts.append(at + 1)
-            at = raw.find(b"\0" + mode + b" ", at + 1)
-        for start in starts:
-            end = raw.find(b"\0", start)
-            meta, _, name = raw[start : end if end != -1 else len(raw)].partition(b"\t")
-            if meta.endswith(b" 0"):
-                found[name.decode(_ENC, _ERRORS)] = mode
-    return found
-
-
-# A record's stage when it is not 0, as ``ls-files -s`` prints it (a path holding these bytes
-# only sends the listing through the careful pass).
-_UNMERGED_STAGE = re.compile(rb" [123]\t")
-# Where a record of the listing holds its mode (6 octal digits, as git prints every mode); its
-# object id is at the view's ``sha`` slice, as long as the repository's object format makes it.
-_MODE = slice(0, 6)
-
-
-class _IndexModes(Mapping[str, tuple[bytes, bytes]]):
-    """path -> (mode, object id), both as git prints them, of the index's stage-0 entries.
-    Each entry is kept as its ``ls-files -s`` record and its value cut from it when asked:
-    a run asks for a few of 20,000, and a pair made for each entry was most of the cost of
-    reading the listing."""
-
-    __slots__ = ("_records", "_sha")
-
-    def __init__(self, records: dict[str, str], sha: slice) -> None:
-        self._records = records  # path -> "MODE SHA STAGE\tPATH"
-        self._sha = sha
-
-    def __getitem__(self, path: str) -> tuple[bytes, bytes]:
-        record = self._records[path]
-        return record[_MODE].encode("ascii"), record[self._sha].encode("ascii")
-
-    def __contains__(self, path: object) -> bool:
-        return path in self._records
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._records)
-
-    def __len__(self) -> int:
-        return len(self._records)
-
-
-class _IndexView:
-    """The index as ``git ls-files -s -z`` lists it: its stage-0 entries in index order
-    (``stage0``: path -> the entry's record, ``MODE SHA 0<TAB>PATH``), its unmerged entries,
-    and its stage-0 symlinks and submodules (``special``: path -> mode)."""
-
-    def __init__(self, raw: bytes):
-        self.unmerged: list[_IndexEntry] = []
-        # Where each unmerged entry stands: how many stage-0 entries come before it.
-        self._after: list[int] = []
-        records = raw.decode(_ENC, _ERRORS).split("\0")  # the metadata is ASCII
-        if not records[-1]:
-            records.pop()  # after the last record's NUL
-        # Every record has one layout: the mode, a space, the object id, a space, the stage,
-        # a tab, then the path.
-        start = records[0].index("\t") + 1 if records else 0
-        self.sha = slice(7, start - 3)
-        if _UNMERGED_STAGE.search(raw) is None:  # every entry at stage 0: C-level maps only
-            paths = map(operator.itemgetter(slice(start, None)), records)
-            self.stage0: dict[str, str] = dict(zip(paths, records, strict=True))
-        else:
-            self.stage0 = {}
-            for record in records:
-                stage, path = record[start - 2], record[start:]
-                if stage == "0":
-                    self.stage0[path] = record
-                else:
-                    mode, sha = record[_MODE].encode(), record[self.sha].encode()
-                    self.unmerged.append((mode, sha, stage.encode(), path))
-                    self._after.append(len(self.stage0))
-        self.special = _special_entries(raw)
-
-    def mode(self, path: str) -> str:
-        return self.stage0[path][_MODE]
-
-    def entries(self) -> list[_IndexEntry]:
-        """Every entry in index order: the stage-0 entries, and in a conflict the unmerged
-        ones back in their places."""
-        sha = self.sha
-        entries = [
-            (record[_MODE].encode(), record[sha].encode(), b"0", path)
-            for path, record in self.stage0.items()
-        ]
-        if not self.unmerged:
-            return entries
-        out: list[_IndexEntry] = []
-        done = 0
-        for after, entry in zip(self._after, self.unmerged, strict=True):
-            out += entries[done:after]
-            out.append(entry)
-            done = after
-        return out + entries[done:]
 
 
 class Git:
@@ -359,7 +76,7 @@ class Git:
         if not start.exists():
             raise UsageError(f"not a git repository: {start} does not exist")
         found = _discover(start, top_only=path is not None)
-        self.root, self._git_dir, self.bare = found
+        self.root, self._git_dir, self.bare, self.hooks_dir = found
         if self.bare and not bare_ok:
             raise UsageError(
                 f"a bare repository has no working tree to judge: {start} (only the message "
@@ -368,14 +85,15 @@ class Git:
         self._resolved: dict[str, str | None] = {}
         self._resolving = threading.Lock()
         self._empty_tree: str | None = None
-        self._index_view: _IndexView | None = None
-        self._pending_index: Background[_IndexView] | None = None
-        self._batch = _CatFile(self.root, check=False)
-        self._batch_check = _CatFile(self.root, check=True)
+        self._index_view: IndexView | None = None
+        self._pending_index: Background[IndexView] | None = None
+        self._batch = CatFile(self.root, check=False)
+        self._batch_check = CatFile(self.root, check=True)
         # The commit whose `.gitattributes` git reads when it diffs or merges history (None:
         # the working tree's, as git does by itself); see use_attributes_from.
         self._attributes_from: str | None = None
         self._attribute_dir: TemporaryDirectory[str] | None = None  # made on first use
+        self._config: dict[str, str] | None = None  # git config --list, read on first use
 
     # -- where git keeps its state ----------------------------------------------------------
     @property
@@ -392,6 +110,23 @@ class Git:
     def in_merge(self) -> bool:
         """Whether a merge is in progress (``MERGE_HEAD`` exists in this worktree's git dir)."""
         return (self.git_dir / "MERGE_HEAD").is_file()
+
+    def config_value(self, key: str) -> str | None:
+        """``git config --get KEY`` (None when unset), for the few keys the package reads:
+        the whole configuration is listed once per repository and kept."""
+        if self._config is None:
+            status, out = self.run("config", "--list", "-z", ok=(0, 1))
+            found: dict[str, str] = {}
+            for record in out.split(b"\0") if status == 0 else []:
+                name, newline, value = decode(record).partition("\n")
+                if name:  # a name without a value (``[core] x``) reads as "" here, as --get
+                    found[name] = value if newline else ""
+            self._config = found
+        section, _, rest = key.partition(".")
+        # Section and variable names are case-insensitive; a subsection keeps its case.
+        base, dot, name = rest.rpartition(".")
+        canonical = f"{section.lower()}.{base}{dot}{name.lower()}" if rest else key.lower()
+        return self._config.get(canonical)
 
     # -- running git ------------------------------------------------------------------------
     def run(
@@ -580,7 +315,7 @@ class Git:
         if not commits or not paths:
             return found
         stdin = "".join(f"{sha}\n" for sha in commits).encode("ascii")
-        for chunk in _chunks(paths):
+        for chunk in argv_chunks(paths):
             raw = self.out(
                 *_DIFF_FIXED,
                 "diff-tree",
@@ -606,7 +341,7 @@ class Git:
         """The lines the index adds to ``paths`` relative to HEAD (or the empty tree)."""
         found: dict[str, list[bytes]] = {}
         base = self.head() or self.empty_tree()
-        for chunk in _chunks(paths):
+        for chunk in argv_chunks(paths):
             raw = self.out(
                 *_DIFF_FIXED,
                 "diff-index",
@@ -638,10 +373,10 @@ class Git:
             return f"{rev}:{path}" if rev else f":0:{path}"
         if rev:
             raw = self.out("--literal-pathspecs", "ls-tree", "-z", "--full-tree", rev, "--", path)
-            entries = list(_parse_ls(raw, staged=False))
+            entries = list(parse_ls(raw, staged=False))
         else:
             raw = self.out("--literal-pathspecs", "ls-files", "-s", "-z", "--", path)
-            entries = list(_parse_ls(raw, staged=True))
+            entries = list(parse_ls(raw, staged=True))
         return next((e.sha for e in entries if e.path == path), None)
 
     def entry(self, rev: str, path: str) -> TreeEntry | None:
@@ -650,7 +385,7 @@ class Git:
             raw = self.out("--literal-pathspecs", "ls-tree", "-z", "--full-tree", rev, "--", path)
         else:
             raw = self.out("--literal-pathspecs", "ls-files", "-s", "-z", "--", path)
-        return next((e for e in _parse_ls(raw, staged=not rev) if e.path == path), None)
+        return next((e for e in parse_ls(raw, staged=not rev) if e.path == path), None)
 
     def blob_header(self, rev: str, path: str) -> tuple[str, int] | None:
         """(object id, size) of ``path`` at ``rev`` without reading its content, or None."""
@@ -663,24 +398,38 @@ class Git:
     def blobs(self, shas: Iterable[str]) -> Iterator[tuple[str, bytes | None]]:
         """The contents of many objects, in request order, from one ``git cat-file --batch
         --buffer`` process (never a process per object): (sha, bytes), or (sha, None) for an
-        object that is missing. A thread feeds the requests while this one reads, so neither
-        side can block the other on a full pipe. A few objects are asked of the invocation's
-        persistent ``cat-file --batch`` instead: a round trip each costs less than a
-        process."""
-        wanted = list(shas)
+        object that is missing."""
+        for sha, found in self._objects(list(shas)):
+            yield sha, found[3] if found is not None else None
+
+    def blobs_at(self, wanted: Iterable[tuple[str, str]]) -> dict[tuple[str, str], bytes | None]:
+        """What :meth:`blob` gives for each (revision, path), read in one batch."""
+        specs = {pair: self._spec(*pair) for pair in dict.fromkeys(wanted)}
+        asked = [spec for spec in specs.values() if spec is not None]
+        answers = dict(self._objects(asked))
+        out: dict[tuple[str, str], bytes | None] = {}
+        for pair, spec in specs.items():
+            found = answers.get(spec) if spec is not None else None
+            out[pair] = found[3] if found is not None and found[1] == b"blob" else None
+        return out
+
+    def _objects(self, wanted: list[str]) -> Iterator[tuple[str, Answer | None]]:
+        """(request, its answer) for each object named, in request order. A thread feeds the
+        requests while this one reads, so neither side can block the other on a full pipe. A
+        few objects are asked of the invocation's persistent ``cat-file --batch`` instead: a
+        round trip each costs less than a process."""
         if not wanted:
             return
         if len(wanted) <= _FEW_OBJECTS:
             for sha in wanted:
-                found = self._batch.ask(sha)
-                yield sha, found[3] if found is not None else None
+                yield sha, self._batch.ask(sha)
             return
         proc = git_popen(self.root, "cat-file", "--batch", "--buffer", repository=True)
-        stdin, stdout = _pipes(proc)
+        stdin, stdout = batch_pipes(proc)
 
         def feed() -> None:
             try:
-                stdin.write("".join(f"{sha}\n" for sha in wanted).encode("ascii"))
+                stdin.write(encode("".join(f"{sha}\n" for sha in wanted)))
             except (BrokenPipeError, OSError):
                 pass  # the reader reports what is missing
             finally:
@@ -693,8 +442,7 @@ class Git:
         writer.start()
         try:
             for sha in wanted:
-                found = _read_answer(stdout, sha, data=True)
-                yield sha, found[3] if found is not None else None
+                yield sha, read_answer(stdout, sha, data=True)
         finally:
             stdout.close()
             writer.join()
@@ -705,7 +453,7 @@ class Git:
         with the mode of their first stage, or left out with ``unmerged=False``."""
         view = self._index()
         if not unmerged or not view.unmerged:
-            return {path: record[_MODE] for path, record in view.stage0.items()}
+            return {path: record[MODE_FIELD] for path, record in view.stage0.items()}
         modes: dict[str, str] = {}
         for mode, _, _, path in view.entries():
             modes.setdefault(path, mode.decode())
@@ -777,7 +525,7 @@ class Git:
     def tree(self, rev: str) -> list[TreeEntry]:
         """Every file entry of ``rev``'s tree."""
         raw = self.out("ls-tree", "-r", "-z", "--full-tree", rev)
-        return list(_parse_ls(raw, staged=False))
+        return list(parse_ls(raw, staged=False))
 
     def file_modes(self, rev: str | None = None) -> Mapping[str, tuple[bytes, bytes]]:
         """path -> (mode, object id), both as git prints them, of every file entry of
@@ -785,7 +533,7 @@ class Git:
         the index's is shared): the lean listing a whole-tree count needs."""
         if rev is None:
             view = self._index()
-            return _IndexModes(view.stage0, view.sha)
+            return IndexModes(view.stage0, view.sha)
         out: dict[str, tuple[bytes, bytes]] = {}
         raw = self.out("ls-tree", "-r", "-z", "--full-tree", rev)
         for rec in raw.split(b"\0"):
@@ -801,7 +549,7 @@ class Git:
         if self._index_view is None and self._pending_index is None:
             self._pending_index = Background(self._read_index)
 
-    def _index(self) -> _IndexView:
+    def _index(self) -> IndexView:
         """Every index entry, read once per invocation: every gate that asks for the index
         shares one ``git ls-files -s`` (nothing tools runs in the user's repository writes
         the index while a command judges it)."""
@@ -810,14 +558,14 @@ class Git:
             self._index_view = pending.result() if pending is not None else self._read_index()
         return self._index_view
 
-    def _read_index(self) -> _IndexView:
-        return _IndexView(self.out("ls-files", "-s", "-z"))
+    def _read_index(self) -> IndexView:
+        return IndexView(self.out("ls-files", "-s", "-z"))
 
     def index_entries(self) -> list[TreeEntry]:
         """Every stage-0 entry of the index (what ``--staged`` judges)."""
         view = self._index()
         sha = view.sha
-        return [TreeEntry(rec[_MODE], rec[sha], path) for path, rec in view.stage0.items()]
+        return [TreeEntry(rec[MODE_FIELD], rec[sha], path) for path, rec in view.stage0.items()]
 
     def unmerged_paths(self) -> list[str]:
         """Paths with unmerged index entries (a merge, rebase or cherry-pick stopped on
@@ -839,7 +587,7 @@ class Git:
     def index_entries_under(self, folder: str) -> list[TreeEntry]:
         """The stage-0 index entries under ``folder`` (a repo-relative path)."""
         raw = self.out("--literal-pathspecs", "ls-files", "-s", "-z", "--", folder)
-        return list(_parse_ls(raw, staged=True))
+        return list(parse_ls(raw, staged=True))
 
     def worktree_files_under(self, folder: str) -> list[str]:
         """Paths under ``folder`` as the working tree holds them: tracked (conflicted ones
@@ -954,7 +702,7 @@ class Git:
         """The ``-U0`` patch of each of ``paths`` from tree ``old`` to tree ``new``, path by
         path (no rename detection, no textconv): its hunks, or that git sees it as binary."""
         found: dict[str, FilePatch] = {}
-        for chunk in _chunks(paths):
+        for chunk in argv_chunks(paths):
             raw = self.out(
                 *_DIFF_FIXED,
                 "diff-tree",
@@ -982,7 +730,7 @@ class Git:
         ``new``, path by path; None for a file git sees as binary. Paths equal on both sides
         are absent."""
         found: dict[str, tuple[int, int] | None] = {}
-        for chunk in _chunks(paths):
+        for chunk in argv_chunks(paths):
             raw = self.out(
                 *_DIFF_FIXED,
                 "diff-tree",
@@ -1047,6 +795,8 @@ class Git:
 # Plumbing diffs independent of the user's config: literal paths, names unquoted but for
 # control characters, no external diff or textconv, fixed a/ b/ prefixes.
 _DIFF_FIXED = ("--literal-pathspecs", "-c", "core.quotePath=false")
+
+
 _PATCH_FIXED = (
     "--no-color",
     "--no-ext-diff",
@@ -1054,414 +804,29 @@ _PATCH_FIXED = (
     "--src-prefix=a/",
     "--dst-prefix=b/",
 )
-_ARGV_BUDGET = 64 * 1024
 
 
-def _chunks(paths: Sequence[str]) -> Iterator[list[str]]:
-    """``paths`` in groups whose total length stays well under the OS's argv limit."""
-    chunk: list[str] = []
-    size = 0
-    for path in paths:
-        if chunk and size + len(path) > _ARGV_BUDGET:
-            yield chunk
-            chunk, size = [], 0
-        chunk.append(path)
-        size += len(path) + 1
-    if chunk:
-        yield chunk
-
-
-# git's C quoting (quote.c): these escapes, and three octal digits for any other byte (a
-# control byte, and with ``core.quotePath`` every byte of a non-ASCII name, UTF-8 or not).
-_C_ESCAPES = {
-    **{f"{n:03o}".encode(): bytes([n]) for n in range(256)},
-    b"a": b"\a",
-    b"b": b"\b",
-    b"t": b"\t",
-    b"n": b"\n",
-    b"v": b"\v",
-    b"f": b"\f",
-    b"r": b"\r",
-    b'"': b'"',
-    b"\\": b"\\",
-}
-_C_ESCAPE = LazyRegex(rb'\\([0-3][0-7][0-7]|[abtnvfr"\\])')
-
-
-def unquote_c(raw: bytes) -> bytes:
-    """A name as git C-quotes it (``"a\\tb"``, ``"\\303\\251"``) back to its bytes: the
-    one unquoting of the package. A name that does not start with a quoted string (git wrote
-    it as it is) is returned unchanged, as is one whose closing quote is missing; bytes after
-    the closing quote are not part of the name. A backslash git would not write before a
-    character stays as it is."""
-    if raw[:1] != b'"':
-        return raw
-    body = raw[1:]
-    # The closing quote is the first one no escape takes: with every escaped backslash, then
-    # every escaped quote, masked (same length, left to right as git reads them), it is the
-    # first quote left. Linear, at the speed of ``bytes.replace``.
-    masked = body.replace(b"\\\\", b"\0\0").replace(b'\\"', b"\0\0")
-    end = masked.find(b'"')
-    if end < 0:
-        return raw
-    parts = _C_ESCAPE.compiled.split(body[:end])  # text, escape, text, …: no call per escape
-    parts[1::2] = [_C_ESCAPES[code] for code in parts[1::2]]
-    return b"".join(parts)
-
-
-def _patch_path(line: bytes) -> str | None:
-    """The new-side path of a ``+++ b/path`` line (None for ``/dev/null``)."""
-    name = line[4:]
-    if name.startswith(b'"'):
-        name = unquote_c(name)
-    elif name.endswith(b"\t"):
-        name = name[:-1]  # git ends a name holding a space with a tab
-    if not name.startswith(b"b/"):
-        return None
-    return decode(name[2:])
-
-
-def _is_sha_line(line: bytes) -> bool:
-    return len(line) in (40, 64) and all(c in b"0123456789abcdef" for c in line)
-
-
-def _hunk_header(line: bytes) -> tuple[int, int, int, int] | None:
-    """(old start, old count, new start, new count) of a ``@@ -a[,b] +c[,d] @@`` header."""
-    parts = line.split(b" ", 3)
-    if len(parts) < 4 or parts[1][:1] != b"-" or parts[2][:1] != b"+":
-        return None
-    nums: list[int] = []
-    for part in parts[1:3]:
-        start, comma, count = part[1:].partition(b",")
-        if not start.isdigit() or (comma and not count.isdigit()):
-            return None
-        nums += [int(start), int(count) if comma else 1]
-    return nums[0], nums[1], nums[2], nums[3]
-
-
-def _header_path(line: bytes) -> str | None:
-    """The path of a ``diff --git a/P b/P`` header of a diff without renames (both names are
-    the same path, so a name holding `` b/`` still splits in one way only)."""
-    rest = line[len(b"diff --git ") :]
-    if rest.startswith(b'"'):
-        name = unquote_c(rest)  # the first name: up to its closing quote
-        return decode(name[2:]) if name.startswith(b"a/") else None
-    half = (len(rest) - 5) // 2
-    name = rest[2 : 2 + half]
-    if rest != b"a/" + name + b" b/" + name:
-        return None
-    return decode(name)
-
-
-class _Section:
-    """One file of a ``-p`` patch: the commit it belongs to (``diff-tree --stdin``), its path
-    from the ``diff --git`` header (None when the header names two paths, a rename) and from
-    the ``+++`` line (None for ``/dev/null``, or before that line), and its hunks."""
-
-    __slots__ = ("commit", "path", "new_path", "patch")
-
-    def __init__(self, commit: str | None, path: str | None) -> None:
-        self.commit = commit
-        self.path = path
-        self.new_path: str | None = None
-        self.patch = FilePatch()
-
-
-def _hunk_body(lines: Sequence[bytes], i: int, hunk: Hunk) -> int:
-    """Read the body of ``hunk`` from ``lines[i:]`` by the counts of its header; the index of
-    the line after it."""
-    old, new = hunk.old_count, hunk.new_count
-    n = len(lines)
-    while (old > 0 or new > 0) and i < n:
-        body = lines[i]
-        mark = body[:1]
-        if mark == b"+":
-            new -= 1
-            hunk.added.append(body[1:])
-        elif mark == b"-":
-            old -= 1
-            hunk.removed.append(body[1:])
-        elif mark == b" ":
-            old -= 1
-            new -= 1
-        elif mark != b"\\":
-            break
-        i += 1
-    return i
-
-
-def _patch_sections(raw: bytes, *, commits: bool) -> list[_Section]:
-    """The files of a ``-p`` patch, in order: the one reader of patches.
-
-    Hunk bodies are consumed by the counts of their headers, so a content line that looks
-    like a header (``+++ b/x``, ``diff --git``, a sha) is never taken for one. ``commits``:
-    the patch is ``diff-tree --stdin``'s, where a line holding a sha starts a commit."""
-    sections: list[_Section] = []
-    current: _Section | None = None
-    commit: str | None = None
-    lines = raw.split(b"\n")
-    i, n = 0, len(lines)
-    while i < n:
-        line = lines[i]
-        i += 1
-        if line.startswith(b"@@ "):
-            head = _hunk_header(line)
-            if head is not None:
-                hunk = Hunk(*head)
-                i = _hunk_body(lines, i, hunk)
-                if current is not None:
-                    current.patch.hunks.append(hunk)
-        elif line.startswith(b"diff --git "):
-            current = _Section(commit, _header_path(line))
-            sections.append(current)
-        elif commits and _is_sha_line(line):
-            commit, current = line.decode("ascii"), None
-        elif line.startswith(b"+++ "):
-            if current is None:  # a patch without its ``diff --git`` header
-                current = _Section(commit, None)
-                sections.append(current)
-            current.new_path = _patch_path(line)
-        elif current is None:
-            continue
-        elif line.startswith(b"Binary files ") and line.endswith(b" differ"):
-            current.patch.binary = True
-    return sections
-
-
-def parse_added_lines(raw: bytes, *, commits: bool) -> dict[str | None, dict[str, list[bytes]]]:
-    """The added lines of a ``-p`` patch: commit (None without ``commits``) -> path (its new
-    name) -> lines (without the ``+``)."""
-    found: dict[str | None, dict[str, list[bytes]]] = {}
-    for section in _patch_sections(raw, commits=commits):
-        if section.new_path and section.patch.hunks:
-            into = found.setdefault(section.commit, {}).setdefault(section.new_path, [])
-            for hunk in section.patch.hunks:
-                into.extend(hunk.added)
-    return found
-
-
-def parse_patches(raw: bytes) -> dict[str, FilePatch]:
-    """The hunks of a ``-p`` patch of a diff without renames, path -> :class:`FilePatch`."""
-    found: dict[str, FilePatch] = {}
-    for section in _patch_sections(raw, commits=False):
-        if section.path is not None:
-            into = found.setdefault(section.path, FilePatch())
-            into.binary = into.binary or section.patch.binary
-            into.hunks.extend(section.patch.hunks)
-    return found
-
-
-class GitError(UsageError):
-    """A git command failed in a way the gate cannot judge around."""
-
-
-class MergeTreeUnsupported(GitError):
-    """This git cannot write a merge tree (``merge-tree --write-tree`` came in git 2.38)."""
-
-
-def _parse_ls(raw: bytes, *, staged: bool) -> Iterator[TreeEntry]:
-    for rec in raw.split(b"\0"):
-        if not rec:
-            continue
-        meta, _, path = rec.partition(b"\t")
-        parts = meta.split()
-        if staged:
-            mode, sha, stage = parts[0], parts[1], parts[2]
-            if stage != b"0":
-                continue
-        else:
-            mode, kind, sha = parts[0], parts[1], parts[2]
-            if kind != b"blob" and kind != b"commit":
-                continue
-        yield TreeEntry(mode.decode(), sha.decode(), decode(path))
-
-
-# -- the one way git runs ----------------------------------------------------------------------
-# Every git process of the package is built by git_argv and git_env (docs/git-environment.md).
-# Plain subprocesses: a runner is thread-safe, as the mutation runner needs.
-_ARGV_PREFIX = ("git", "-c", "core.hooksPath=/dev/null")
-# What passes from the caller's environment to every git process: where git and its helpers
-# are, and which configuration files the user's own git reads.
-GIT_PASSED = (
-    "PATH",
-    "HOME",
-    "XDG_CONFIG_HOME",
-    "TMPDIR",
-    "GIT_EXEC_PATH",
-    "GIT_CONFIG_GLOBAL",
-    "GIT_CONFIG_SYSTEM",
-    "GIT_CONFIG_NOSYSTEM",
-)
-# What also passes to git reading the repository being judged (``repository=True``): the index
-# and object store git itself works on when it runs a hook (``commit -a``'s temporary index, a
-# ``pre-receive``'s quarantine), made absolute so that they mean the same from the top.
-GIT_REPOSITORY_PASSED = (
-    "GIT_INDEX_FILE",
-    "GIT_OBJECT_DIRECTORY",
-    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
-    "GIT_QUARANTINE_PATH",
-)
-# Set whatever the caller's are: messages in English (some are read), no optional index
-# refresh as a side effect of a read, never a prompt.
-GIT_FORCED = {"LC_ALL": "C", "LANGUAGE": "C", "GIT_OPTIONAL_LOCKS": "0", "GIT_TERMINAL_PROMPT": "0"}
-
-
-def git_argv(*args: str, hooks_off: bool = True) -> list[str]:
-    """The command line of ``git args…``: hooks off (no git this package runs makes a commit
-    of the user's; a checkout in a scratch worktree must not run theirs). Only the questions
-    no hook could answer to (where the hooks live, git's version) ask with
-    ``hooks_off=False``."""
-    return [*_ARGV_PREFIX, *args] if hooks_off else ["git", *args]
-
-
-def _absolute(name: str, value: str) -> str:
-    if name != "GIT_ALTERNATE_OBJECT_DIRECTORIES":
-        return os.path.abspath(value)
-    # A list; an entry in double quotes is C-quoted by git's rules and left as it is.
-    parts = value.split(os.pathsep)
-    return os.pathsep.join(p if p.startswith('"') or not p else os.path.abspath(p) for p in parts)
-
-
-def git_env(*, repository: bool = False, extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The environment of a git process: :data:`GIT_PASSED` from the caller's, with
-    :data:`GIT_REPOSITORY_PASSED` for git reading the judged repository, then
-    :data:`GIT_FORCED`, then ``extra`` (what the caller sets on purpose)."""
-    source = os.environ
-    env = {name: source[name] for name in GIT_PASSED if name in source}
-    if repository:
-        for name in GIT_REPOSITORY_PASSED:
-            value = source.get(name)
-            if value:
-                env[name] = _absolute(name, value)
-    env.update(GIT_FORCED)
-    if extra:
-        env.update(extra)
-    return env
-
-
-def run_git(
-    cwd: Path,
-    *args: str,
-    input: bytes | None = None,
-    ok: Sequence[int] | None = (0,),
-    repository: bool = False,
-    env: Mapping[str, str] | None = None,
-    hooks_off: bool = True,
-) -> tuple[int, bytes, bytes]:
-    """Run ``git args…`` in ``cwd`` to completion; returns (status, stdout, stderr). A status
-    outside ``ok`` (None: any) raises :class:`GitError`. ``repository``: git reads the
-    repository being judged (see :func:`git_env`); ``env``: variables set on purpose;
-    ``hooks_off``: see :func:`git_argv`."""
-    try:
-        proc = subprocess.run(
-            git_argv(*args, hooks_off=hooks_off),
-            cwd=cwd,
-            input=input,
-            stdin=None if input is not None else subprocess.DEVNULL,
-            capture_output=True,
-            env=git_env(repository=repository, extra=env),
-            check=False,
-        )
-    except OSError as exc:  # no git on PATH, or no such folder
-        raise GitError(f"cannot run git in {cwd}: {exc.strerror or exc}") from None
-    if ok is not None and proc.returncode not in ok:
-        msg = decode(proc.stderr).strip()
-        raise GitError(f"git {' '.join(args[:3])} failed ({proc.returncode}): {msg}")
-    return proc.returncode, proc.stdout, proc.stderr
-
-
-def git_popen(cwd: Path, *args: str, repository: bool = False) -> subprocess.Popen[bytes]:
-    """A long-lived ``git args…`` in ``cwd`` that answers on its stdout what it is sent on its
-    stdin (the ``cat-file`` batches); stderr is dropped."""
-    return subprocess.Popen(
-        git_argv(*args),
-        cwd=cwd,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        env=git_env(repository=repository),
-        bufsize=1 << 18,  # fewer, larger reads: a tree's blobs run to many megabytes
-    )
-
-
-def _pipes(proc: subprocess.Popen[bytes]) -> tuple[IO[bytes], IO[bytes]]:
-    if proc.stdin is None or proc.stdout is None:
-        raise GitError("git cat-file started without its pipes")
-    return proc.stdin, proc.stdout
-
-
-# (object id, type, size, contents: b"" from ``--batch-check``)
-_Answer = tuple[bytes, bytes, int, bytes]
-
-
-def _read_answer(stdout: IO[bytes], spec: str, *, data: bool) -> _Answer | None:
-    """One answer of a ``cat-file`` batch; None for an object it reports missing."""
-    header = stdout.readline()
-    if not header:
-        raise GitError(f"git cat-file --batch ended early (at {spec})")
-    parts = header.split()
-    # "<sha> <type> <size>", or "<request> missing" / "<request> ambiguous"
-    if len(parts) < 3 or not parts[-1].isdigit():
-        return None
-    size = int(parts[-1])
-    body = b""
-    if data:
-        body = stdout.read(size)
-        stdout.read(1)  # the newline after the contents
-    return parts[0], parts[1], size, body
-
-
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    """End a batch: its pipes closed, it exits (at the end of its input, or on its next write
-    to a closed pipe). The wait blocks: one with a timeout polls, sleeping 1 ms, then 2, 4 ms
-    between looks (stopping a staged preflight's two batches took 2.3-4.6 ms that way, and
-    1.0-2.0 ms blocking, seven runs each)."""
-    for stream in (proc.stdin, proc.stdout):
-        if stream is not None:
-            try:
-                stream.close()
-            except OSError:
-                pass
-    proc.wait()
-
-
-class _CatFile:
-    """One persistent ``git cat-file --batch`` (``check``: ``--batch-check``), started at the
-    first request and ended with its owner: one request a line, answered in order."""
-
-    def __init__(self, cwd: Path, *, check: bool):
-        self._cwd = cwd
-        self._check = check
-        self._proc: subprocess.Popen[bytes] | None = None
-        self._lock = threading.Lock()
-
-    def ask(self, spec: str) -> _Answer | None:
-        """(object id, type, size, contents) of the object ``spec`` names, or None."""
-        with self._lock:
-            if self._proc is None:
-                mode = "--batch-check" if self._check else "--batch"
-                self._proc = git_popen(self._cwd, "cat-file", mode, repository=True)
-                weakref.finalize(self, _stop, self._proc)
-            stdin, stdout = _pipes(self._proc)
-            try:
-                stdin.write(encode(spec) + b"\n")
-                stdin.flush()
-            except (BrokenPipeError, OSError):
-                raise GitError(f"git cat-file --batch ended early (at {spec})") from None
-            return _read_answer(stdout, spec, data=not self._check)
-
-
-def _discover(start: Path, *, top_only: bool) -> tuple[Path, Path, bool]:
-    """(root, git directory, bare) of the repository at ``start``: its top, or its git
-    directory when bare. ``top_only``: ``start`` must be that top (a folder below it, or one
-    that is no repository, is refused); else ``start`` may lie anywhere inside it."""
+def _discover(start: Path, *, top_only: bool) -> tuple[Path, Path, bool, Path]:
+    """(root, git directory, bare, hooks folder) of the repository at ``start``: its top, or
+    its git directory when bare; the hooks folder as git runs hooks from it
+    (``core.hooksPath`` as configured: this one question runs with the user's hooks setting).
+    ``top_only``: ``start`` must be that top (a folder below it, or one that is no repository,
+    is refused); else ``start`` may lie anywhere inside it."""
     if not start.is_dir():
         raise UsageError(f"not a git repository: {start}")
     status, out, err = run_git(
-        start, "rev-parse", "--absolute-git-dir", "--is-bare-repository", "--show-toplevel", ok=None
+        start,
+        "rev-parse",
+        "--absolute-git-dir",
+        "--is-bare-repository",
+        "--git-path",
+        "hooks",
+        "--show-toplevel",
+        ok=None,
+        hooks_off=False,  # rev-parse runs no hook; the configured hooks folder is asked for
     )
     lines = decode(out).split("\n")
-    if len(lines) < 3 or lines[1] not in ("true", "false"):
+    if len(lines) < 4 or lines[1] not in ("true", "false"):
         fatal = decode(err).strip().splitlines()
         if fatal and "not a git repository" not in fatal[-1]:
             raise UsageError(f"not a git repository: {start}: {fatal[-1]}")
@@ -1470,8 +835,8 @@ def _discover(start: Path, *, top_only: bool) -> tuple[Path, Path, bool]:
     bare = lines[1] == "true"
     if bare:
         root = git_dir
-    elif status == 0 and lines[2]:
-        root = Path(lines[2]).resolve()
+    elif status == 0 and lines[3]:
+        root = Path(lines[3]).resolve()
     elif git_dir.name == ".git":
         root = git_dir.parent  # asked from inside the git directory of a work tree
     else:
@@ -1481,24 +846,5 @@ def _discover(start: Path, *, top_only: bool) -> tuple[Path, Path, bool]:
         if here != git_dir:
             raise UsageError(f"not a git repository: {start}")
         raise UsageError(f"not the top of a git repository: {start} (its top is {root})")
-    return root, git_dir, bare
-
-
-def clean_env() -> dict[str, str]:
-    """The environment of a command that is not git (a mutation step's test command): the
-    caller's, which that command may need whole, without the variables that would point the
-    git it runs at another repository than its working directory's (set inside a hook)."""
-    return {k: v for k, v in os.environ.items() if k not in _FOREIGN_GIT_ENV}
-
-
-# Variables that would point git at another repository than the one named by ``cwd``.
-_FOREIGN_GIT_ENV = (
-    "GIT_DIR",
-    "GIT_WORK_TREE",
-    "GIT_INDEX_FILE",
-    "GIT_PREFIX",
-    "GIT_COMMON_DIR",
-    "GIT_OBJECT_DIRECTORY",
-    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
-    "GIT_NAMESPACE",
-)
+    hooks = Path(os.path.normpath(start.absolute() / lines[2]))  # relative to ``start``
+    return root, git_dir, bare, hooks
