@@ -51,3 +51,5 @@ class Options(NamedTuple):
     # trailers: also refuse the unfilled template AGENT:MODEL [TOOL].
     filled: bool = False
     ratchet: RatchetRequest | None = None
+    # True: the range gates' verdict cache is neither read nor written (``--no-cache``).
+    no_cache: bool = False

@@ -20,6 +20,7 @@ from tools.cli.common import (
     ConfigFromOpt,
     ConfigOpt,
     FormatOpt,
+    NoCacheOpt,
     RepoOpt,
     RequireProtocolOpt,
     emit,
@@ -67,6 +68,7 @@ def _globals(
     config_from: ConfigFromOpt = None,
     fmt: FormatOpt = None,
     require_protocol: RequireProtocolOpt = False,
+    no_cache: NoCacheOpt = False,
     version: bool = typer.Option(
         False, "--version", callback=_version, is_eager=True, help="Print the version."
     ),
@@ -78,6 +80,7 @@ def _globals(
         "config_from": config_from,
         "fmt": fmt,
         "require_protocol": require_protocol,
+        "no_cache": no_cache,
     }
 
 

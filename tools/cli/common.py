@@ -79,6 +79,14 @@ RequireProtocolOpt = Annotated[
         "the defaults (for CI).",
     ),
 ]
+NoCacheOpt = Annotated[
+    bool,
+    typer.Option(
+        "--no-cache",
+        help="Neither read nor write the range gates' verdict cache (.git/tools/cache); env "
+        "TOOLS_NO_CACHE=1.",
+    ),
+]
 # The functional Enum API with computed members, which mypy cannot follow.
 Fmt = enum.Enum("Fmt", {f: f for f in FORMATS}, type=str)  # type: ignore[misc]
 FormatOpt = Annotated[
@@ -231,6 +239,7 @@ def _injected(*, check: bool, staged: bool, range_: bool, commit: bool) -> list[
         _param("config_from", ConfigFromOpt),
         _param("fmt", FormatOpt),
         _param("require_protocol", RequireProtocolOpt, False),
+        _param("no_cache", NoCacheOpt, False),
     ]
     if check:
         extra.append(_param("fail_on_skip", _FAIL_ON_SKIP, False))
@@ -268,6 +277,7 @@ def _options(given: dict[str, Any], glob: dict[str, Any], *, range_: bool, fmt: 
         max_findings=int(given.get("max_findings", 50)),
         statistics=bool(given.get("statistics")),
         range_run=range_ and not given.get("staged") and not given.get("commit"),
+        no_cache=bool(given.get("no_cache") or glob.get("no_cache")),
     )
 
 

@@ -8,9 +8,10 @@ shows). Merge commits -- two or more parents -- are skipped; the subject text ne
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING
 
-from tools import commit_messages
+from tools import commit_messages, verdict_cache
 from tools.bounded import config_pattern
 from tools.commit_messages import (
     Debt,
@@ -135,9 +136,37 @@ def _body(lines: list[str], text: str, subject_line: int, marker: str | None, em
     )
 
 
+# What the verdict cache leaves out of its key: applied to a verdict after it is computed (the
+# subject-length severity) or deciding whether the gate runs. Every other key is in the key.
+_APPLIED_AFTER = frozenset({"enabled", "subject_length"})
+# The modules whose code computes a verdict: their source is in the key.
+JUDGING_MODULES = (
+    __name__,
+    "tools.commit_messages",
+    "tools.trailer_block",
+    "tools.lines",
+    "tools.bounded",
+)
+
+
+def open_cache(ctx: Context, subjects: list[Subject]) -> verdict_cache.VerdictCache | None:
+    """The gate's verdict cache (SPEC §12), keyed by what :func:`judge` reads of the config
+    (the style section and the trailers marker); None when nothing judged is a commit, or the
+    cache is off."""
+    if all(s.commit is None for s in subjects):
+        return None
+    section = ctx.config_data.get("style", {})
+    inputs = {
+        "style": {k: v for k, v in section.items() if k not in _APPLIED_AFTER},
+        "marker": ctx.config.trailers.marker,
+    }
+    return verdict_cache.open_for(ctx, NAME, inputs, JUDGING_MODULES, (r.id for r in RULES))
+
+
 def _judge_all(ctx: Context, result: GateResult, subjects: list[Subject], debt: Debt) -> None:
     cfg = ctx.config.style
     marker = ctx.config.trailers.marker
+    cache = open_cache(ctx, subjects)
 
     def severity(rule: str) -> Severity | None:
         # style.subject_length is the rule's default; `rules:` overrides it (SPEC §3.3), so a
@@ -147,7 +176,14 @@ def _judge_all(ctx: Context, result: GateResult, subjects: list[Subject], debt: 
         return cfg.subject_length
 
     for subject in judged(result, subjects, ctx.config.trailers.fixups):
-        judge(subject.text, cfg, marker, emitter(result, subject, debt, severity))
+        verdict_cache.through(
+            cache,
+            subject.sha,
+            functools.partial(judge, subject.text, cfg, marker),
+            emitter(result, subject, debt, severity),
+        )
+    if cache is not None:
+        cache.save()
 
 
 prefetch, run = commit_messages.gate(NAME, lambda config: config.style.enabled, _judge_all)

@@ -12,7 +12,7 @@ from collections import deque
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from tools import commit_messages
+from tools import commit_messages, verdict_cache
 from tools.bounded import ConfigPattern, config_pattern
 from tools.commit_messages import (
     Debt,
@@ -751,12 +751,41 @@ def _merge_hint(emit: Emit) -> Emit:
 # -- the gate --------------------------------------------------------------------------------
 
 
+# What the verdict cache leaves out of its key: the parts of the section applied to a commit's
+# verdict after it is computed, or that choose the commits judged and how (the cutover is in
+# each unit). Every other key of the section, present or future, is in the key.
+_APPLIED_AFTER = frozenset({"enabled", "merges", "fixups", "first_parent", "cutover", "exceptions"})
+# The modules whose code computes a verdict: their source is in the key.
+JUDGING_MODULES = (
+    __name__,
+    "tools.commit_messages",
+    "tools.trailer_block",
+    "tools.plain_message",
+    "tools.lines",
+    "tools.bounded",
+)
+
+
+def open_cache(ctx: Context, subjects: list[Subject]) -> verdict_cache.VerdictCache | None:
+    """The gate's verdict cache (SPEC §12), keyed by what :func:`judge` reads of the config
+    and the command line; None when nothing judged is a commit, or the cache is off."""
+    if all(s.commit is None for s in subjects):
+        return None
+    section = ctx.config_data.get("trailers", {})
+    inputs = {
+        "trailers": {k: v for k, v in section.items() if k not in _APPLIED_AFTER},
+        "filled": ctx.opts.filled,
+    }
+    return verdict_cache.open_for(ctx, NAME, inputs, JUDGING_MODULES, (r.id for r in RULES))
+
+
 def _judge_all(ctx: Context, result: GateResult, subjects: list[Subject], debt: Debt) -> None:
     cfg = ctx.config.trailers
     strict_set = strict_commits(ctx, [s.commit for s in subjects if s.commit is not None])
     filled = ctx.opts.filled
     lenient = 0
     clean: set[str] = set()
+    cache = open_cache(ctx, subjects)
 
     def pending(subject: Subject) -> None:
         if subject.commit is not None:
@@ -771,7 +800,14 @@ def _judge_all(ctx: Context, result: GateResult, subjects: list[Subject], debt: 
         emit = emitter(result, subject, debt)
         if subject.is_merge:
             emit = _merge_hint(emit)
-        judge(subject.text, cfg, emit, strict=strict, filled=filled, clean=clean)
+        verdict_cache.through(
+            cache,
+            None if subject.sha is None else f"{subject.sha} {'strict' if strict else 'lenient'}",
+            functools.partial(judge, subject.text, cfg, strict=strict, filled=filled, clean=clean),
+            emit,
+        )
+    if cache is not None:
+        cache.save()
     if strict_set is not None:
         result.stats["before_cutover"] = lenient
 
