@@ -337,8 +337,9 @@ def _body_end(raw: bytes, start: int) -> int:
         line_at = raw.rfind(b"\n", start, stop) + 1 if stop > start else start
         line_at = max(line_at, start)
         if decode(raw[line_at:stop]).strip():
-            nl = raw.find(b"\n", stop, end)
-            return end if nl < 0 else nl + 1
+            # Its newline may lie past ``end``: blanks of the same line can span a window.
+            nl = raw.find(b"\n", stop)
+            return len(raw) if nl < 0 else nl + 1
         end = line_at
     return start
 
