@@ -31,7 +31,7 @@ from synth import fast_import  # noqa: E402
 PROTOCOL = "now: {path: .agents/NOW.md}\n"
 TRAILERS = (
     "FOLLOWING_AGENTS_PROTOCOL\n\n"
-    "Following-Agents-Protocol: yes\nAI-Assisted: yes\nAssisted-by: A:model-1 [tool]\n"
+    "Following-Agents-Protocol: true\nAI-Assisted: true\nAssisted-by: A:model-1 [tool]\n"
 )
 NOW_MD = (
     "# NOW\n<!-- now-updated: 2026-01-01 -->\n## Live claims\n## Current gate\n## Next actions\n"

@@ -149,6 +149,18 @@ BENCHES: list[tuple[str, list[str], str]] = [
         "what the gate adds to `tools preflight --staged` (it judges nothing there).",
     ),
     (
+        "Verdict cache",
+        ["bench_cache.py", "--sizes", "1000", "20000", "--runs", "11"],
+        "A re-check of a branch after one new commit with the message gates' verdict cache "
+        "warm (SPEC §12), beside the single-commit run, on 1,000- and 20,000-commit branches.",
+    ),
+    (
+        "SPEC 12 ratios",
+        ["bench_ratios.py", "--runs", "7"],
+        "Every ratio of SPEC §12 in one run, each gate beside the git or the peer it reads "
+        "(the model repository's rows need --model and --model-config; see the script).",
+    ),
+    (
         "Numerics: the top-p kept-count gate",
         ["bench_topp.py", "--runs", "5", "--gate-runs", "3"],
         "stock, split and the binary64 reference at batch 64 x vocab 154,856; the whole "

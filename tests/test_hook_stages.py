@@ -117,6 +117,8 @@ def test_a_pending_in_place_restore_blocks_every_hook(repo: Repo) -> None:
     for hook, args in (("pre-commit", []), ("commit-msg", ["m.txt"]), ("pre-push", [])):
         done = hooks.run_hook(hook, Options(repo=repo.path), args, b"")
         assert done.exit_code == 1 and rules(done) == ["inplace-restore-pending"], hook
+        # Through the one report path: the report says what judged it.
+        assert done.report is not None and done.report.meta["tool"]["name"] == "tools"
 
 
 def test_commit_msg_takes_exactly_the_message_file(repo: Repo) -> None:

@@ -203,3 +203,29 @@ def test_the_check_finds_every_way_up_into_the_cli(tmp_path: Path) -> None:
         ("tools.c", "tools.cli.main"),
         ("tools.d", "tools.cli.main"),
     }
+
+
+def long_functions(pkg: Path, limit: int = 80) -> list[str]:
+    """``path:line name (lines)`` of every function of ``pkg`` longer than ``limit`` lines
+    (its decorators and docstring included)."""
+    found = []
+    for path in sorted(pkg.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+                length = (node.end_lineno or node.lineno) - first + 1
+                if length > limit:
+                    found.append(f"{path.relative_to(pkg.parent)}:{first} {node.name} ({length})")
+    return found
+
+
+def test_no_function_is_longer_than_80_lines() -> None:
+    assert long_functions(PACKAGE) == []
+
+
+def test_the_length_check_finds_a_long_function(tmp_path: Path) -> None:
+    pkg = tmp_path / "tools"
+    pkg.mkdir()
+    body = "".join(f"    x{i} = {i}\n" for i in range(79))
+    (pkg / "a.py").write_text(f"@staticmethod\ndef f():\n{body}\n\ndef g():\n{body}")
+    assert long_functions(pkg) == ["tools/a.py:1 f (81)"]

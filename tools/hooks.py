@@ -444,7 +444,11 @@ def run_hook(
         return HookRun(1, err=f"tools: {hook}.local (your own hook) failed with exit {status}\n")
     blocked = pending(git)
     if blocked is not None:
-        return HookRun(1, report=Report([blocked]))
+        # Through the one report path (metadata, severities) as preflight's block is.
+        from tools import gates
+        from tools.context import Context
+
+        return HookRun(1, report=gates.judged(Context(opts, git), [blocked]))
     if hook == "commit-msg" and len(args) != 1:
         raise UsageError("the commit-msg hook takes one argument: the message file")
     if hook != "pre-push" and opts.config is None and not staged_has_protocol(git):

@@ -189,26 +189,36 @@ def learn_ratchet(
             f"({', '.join(macros[:6])}{', …' if len(macros) > 6 else ''}) → outside_guards "
             f"of {', '.join(buckets)}"
         )
-    detector = _detector(name, out)
-    if detector is not None:
-        declared = declarations(detector, read_left, out.get("strip"))
-        if declared.sites:
-            exempt = dict(out.get("exempt_files") or {})
-            for path, per in declared.exempt.items():
-                exempt[path] = {**exempt.get(path, {}), **per}
-            out["exempt_files"] = exempt
-            n = sum(sum(per.values()) for per in declared.exempt.values())
-            evidence.append(
-                f"{n} site(s) on {len(declared.sites)} line(s) outside every function body "
-                f"declare a device rather than branch on it (an enumerator, a table, a "
-                f"registration, a predicate's own declaration: {shown(declared.sites)}) → "
-                f"{name}.exempt_files for {len(declared.exempt)} file(s)"
-            )
+    evidence += _exempt_declarations(name, out, read_left)
     if allow is not None and "allow_marker" in ratchet:
         out["allow_marker"] = allow.marker
         if allow.sources:
             out["allow_tags_from"] = allow.sources
     return out, evidence
+
+
+def _exempt_declarations(
+    name: str, out: dict[str, Any], read_left: list[tuple[str, bytes]]
+) -> list[str]:
+    """Write the sites that declare a device (outside every function body) into ``out``'s
+    ``exempt_files``; the evidence line, if any."""
+    detector = _detector(name, out)
+    if detector is None:
+        return []
+    declared = declarations(detector, read_left, out.get("strip"))
+    if not declared.sites:
+        return []
+    exempt = dict(out.get("exempt_files") or {})
+    for path, per in declared.exempt.items():
+        exempt[path] = {**exempt.get(path, {}), **per}
+    out["exempt_files"] = exempt
+    n = sum(sum(per.values()) for per in declared.exempt.values())
+    return [
+        f"{n} site(s) on {len(declared.sites)} line(s) outside every function body "
+        f"declare a device rather than branch on it (an enumerator, a table, a "
+        f"registration, a predicate's own declaration: {shown(declared.sites)}) → "
+        f"{name}.exempt_files for {len(declared.exempt)} file(s)"
+    ]
 
 
 def learn_ratchets(

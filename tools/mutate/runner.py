@@ -577,6 +577,17 @@ def run_in_worktrees(
     progress.queued([a.name for a in arms])
     if wts is not None:
         pool_of_trees.expect(len(arms))
+    try:
+        _on_threads(arms, one, jobs, registry)
+    finally:
+        if wts is not None:
+            wts.close()
+    return [results[a.name] for a in arms]
+
+
+def _on_threads(arms: list[Arm], one: Callable[[Arm], None], jobs: int, registry: Registry) -> None:
+    """``one(arm)`` for each arm, ``jobs`` at a time; the first error or interrupt cancels
+    the rest and is raised once every running arm has ended."""
     pool = ThreadPoolExecutor(max_workers=max(1, jobs), thread_name_prefix="arm")
     try:
         pending = {pool.submit(one, arm) for arm in arms}
@@ -596,10 +607,6 @@ def run_in_worktrees(
             except BaseException:
                 registry.kill()
         raise
-    finally:
-        if wts is not None:
-            wts.close()
-    return [results[a.name] for a in arms]
 
 
 def run_in_place(

@@ -61,6 +61,7 @@ from __future__ import annotations
 import re
 from array import array
 from bisect import bisect_right
+from collections.abc import Callable
 from itertools import accumulate
 from operator import sub
 
@@ -210,6 +211,87 @@ def _line_start(s: str, p: int, comment_end: int, comment_clean: bool) -> bool:
     return j == 0 or s[j - 1] in "\n\r" or (j == comment_end and comment_clean)
 
 
+def _other(
+    kind: str | None,
+    m: re.Match[str],
+    text: str,
+    sp: _Spliced,
+    push: Callable[[str], None],
+    copied: int,
+    keep: tuple[int, int],
+    comment: tuple[int, bool],
+) -> tuple[int, int, tuple[int, int], tuple[int, bool]]:
+    """A comment, a raw string literal or a directive at ``m`` (of the spliced text): what it
+    blanks is pushed after ``text[copied:]``'s part before it. Returns how much of ``text``
+    is copied now, where the scan goes on (-1: at the end), the span of an include's operand
+    to keep as written (``keep``, or a new one), and where the last block comment ended and
+    whether it started a line (``comment``, what :func:`_line_start` reads)."""
+    s = sp.text
+    joined = s is not text
+    orig = sp.orig if joined else _same
+    n, size = len(text), len(s)
+    p, e = m.start(), m.end()
+    if kind == "line":
+        a, b = (orig(p), orig(e) if e < size else n) if joined else (p, e)
+        push(text[copied:a])
+        push(blank(text[a:b]) if joined else " " * (e - p))
+        return b, e, keep, comment
+    if kind == "block":
+        clean = _line_start(s, p, *comment)
+        a = orig(p)
+        b = orig(e - 1) + 1 if s.endswith("*/", p + 2, e) else n
+        push(text[copied:a])
+        push(blank(text[a:b]))
+        return b, e, keep, (e, clean)
+    if kind == "raw":
+        q = orig(e)
+        inner, end, suffixed = _raw_end(text, q)
+        push(text[copied : q + 1])
+        push(blank(text[q + 1 : inner]))
+        if end >= n:
+            return inner, -1, keep, comment
+        i = sp.flat(end) if joined else end
+        suffix = _SUFFIX_AT.match(s, i) if suffixed else None
+        return inner, suffix.end() if suffix is not None else i, keep, comment
+    # a "#" or "%:"
+    if not _line_start(s, p, *comment):
+        return copied, e, keep, comment
+    inc = _INCLUDE.match(s, p)
+    if inc is None:
+        return copied, e, keep, comment
+    keep_from = inc.start(1)
+    eol = _EOL.search(s, keep_from)
+    eol_at = eol.start() if eol else size
+    close = s.find(">" if s[keep_from] == "<" else '"', keep_from + 1, eol_at)
+    return copied, e, (keep_from, close + 1 if close >= 0 else eol_at), comment
+
+
+def _glued(s: str, i: int, j: int) -> tuple[int, bool]:
+    """Where what a quote at ``s[j]`` opens starts: the run of word characters glued before
+    it (a prefix such as ``u8R``), back to ``i`` at most; and whether the quote is a digit
+    separator inside a number instead (then the first is where the number ends)."""
+    w = j
+    while w > i and (s[w - 1] in _RUN or s[w - 1] >= "\x80"):
+        w -= 1
+    if w == j:
+        return j, False
+    run = _AHEAD.match(s, w)
+    k = run.end() if run is not None else w
+    return k, k > j
+
+
+def _literal_ends(sp: _Spliced, p: int, inner: int, n: int) -> tuple[int, int]:
+    """The body of the literal from ``p`` to ``inner`` in the spliced text, as offsets of
+    the original text (``n`` long)."""
+    flat_at, shift = sp.flat_at, sp.shift
+    k = bisect_right(flat_at, p)
+    a = p + 1 + (shift[k - 1] if k else 0)
+    if inner >= len(sp.text):
+        return a, n
+    k = bisect_right(flat_at, inner, k)
+    return a, inner + (shift[k - 1] if k else 0)
+
+
 def strip_c(text: str, upto: int | None = None) -> str:
     """``text`` with comments and literals blanked (same length, same line endings).
 
@@ -223,15 +305,12 @@ def strip_c(text: str, upto: int | None = None) -> str:
         stop = len(s)
     else:
         stop = sp.count_before(upto) if joined else upto
-    orig = sp.orig if joined else _same
-    flat_at, shift = sp.flat_at, sp.shift
-    size = len(s)
     out: list[str] = []
     push = out.append
     copied = i = 0  # text[:copied] is in out; the scan goes on at s[i]
-    keep_from = keep_to = -1  # an include operand, kept as written
-    comment_end, comment_clean = -1, False
-    match, find, ahead = _NEXT.match, _TRIGGER.search, _AHEAD.match
+    keep = (-1, -1)  # an include operand, kept as written
+    comment = (-1, False)  # where the last block comment ended, and whether it began a line
+    match, find = _NEXT.match, _TRIGGER.search
     while True:
         t = find(s, i)
         if t is None:
@@ -245,38 +324,25 @@ def strip_c(text: str, upto: int | None = None) -> str:
                 i = j + 1
                 continue
         elif c != "#":  # a quote: what is glued before it decides what it opens
-            w = j
-            while w > i and (s[w - 1] in _RUN or s[w - 1] >= "\x80"):
-                w -= 1
-            if w < j:
-                run = ahead(s, w)
-                k = run.end() if run is not None else w
-                if k > j:  # a digit separator, inside a number
-                    i = k
-                    continue
-                j = k
+            j, in_number = _glued(s, i, j)
+            if in_number:  # a digit separator
+                i = j
+                continue
         m = match(s, j)
         if m is None:  # never: each trigger starts one of the alternatives
             i = j + 1
             continue
-        kind = m.lastgroup
+        kind, p = m.lastgroup, m.start()
+        if p >= stop:
+            break
+        if keep[0] <= p < keep[1]:
+            i = keep[1]
+            continue
         if kind == "dqb" or kind == "sqb":  # a literal (its body is the last group matched)
             inner = m.end(kind)
-            p = m.start()
-            if p >= stop:
-                break
-            if keep_from <= p < keep_to:
-                i = keep_to
-                continue
             i = m.end()
-            if joined:  # the two ends in the text (orig, inlined: this is the hot path)
-                k = bisect_right(flat_at, p)
-                a = p + 1 + (shift[k - 1] if k else 0)
-                if inner < size:
-                    k = bisect_right(flat_at, inner, k)
-                    b = inner + (shift[k - 1] if k else 0)
-                else:
-                    b = n
+            if joined:
+                a, b = _literal_ends(sp, p, inner, n)
                 if b > a:
                     push(text[copied:a])
                     push(blank(text[a:b]))
@@ -285,56 +351,12 @@ def strip_c(text: str, upto: int | None = None) -> str:
                 push(text[copied : p + 1])
                 push(" " * (inner - p - 1))
                 copied = inner
-            continue
-        p = m.start()
-        if p >= stop:
-            break
-        if keep_from <= p < keep_to:
-            i = keep_to
-            continue
-        e = m.end()
-        if kind == "line":
-            if joined:
-                a, b = orig(p), orig(e) if e < size else n
-                push(text[copied:a])
-                push(blank(text[a:b]))
-            else:
-                a, b = p, e
-                push(text[copied:a])
-                push(" " * (e - p))
-            copied, i = b, e
-        elif kind == "block":
-            clean = _line_start(s, p, comment_end, comment_clean)
-            comment_end, comment_clean = e, clean
-            a = orig(p)
-            b = orig(e - 1) + 1 if s.endswith("*/", p + 2, e) else n
-            push(text[copied:a])
-            push(blank(text[a:b]))
-            copied, i = b, e
         elif kind == "word":
-            i = e  # the quote after it opens an ordinary literal: the next match reads it
-        elif kind == "raw":
-            q = orig(e)
-            inner, end, suffixed = _raw_end(text, q)
-            push(text[copied : q + 1])
-            push(blank(text[q + 1 : inner]))
-            copied = inner
-            if end >= n:
+            i = m.end()  # the quote after it opens an ordinary literal: the next match reads it
+        else:
+            copied, i, keep, comment = _other(kind, m, text, sp, push, copied, keep, comment)
+            if i < 0:
                 break
-            i = sp.flat(end) if joined else end
-            suffix = _SUFFIX_AT.match(s, i) if suffixed else None
-            if suffix is not None:
-                i = suffix.end()
-        else:  # a "#" or "%:"
-            i = e
-            if _line_start(s, p, comment_end, comment_clean):
-                inc = _INCLUDE.match(s, p)
-                if inc is not None:
-                    keep_from = inc.start(1)
-                    eol = _EOL.search(s, keep_from)
-                    eol_at = eol.start() if eol else size
-                    close = s.find(">" if s[keep_from] == "<" else '"', keep_from + 1, eol_at)
-                    keep_to = close + 1 if close >= 0 else eol_at
     if not out:
         return text
     push(text[copied:])
