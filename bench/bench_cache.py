@@ -27,9 +27,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
-import resource
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -38,7 +36,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from measure import compile_bytecode, cpu_model, target_row  # noqa: E402
+from measure import cpu_model, interleaved, target_row  # noqa: E402
 from synth import fast_import  # noqa: E402
 
 MARKER = "FOLLOWING_AGENTS_PROTOCOL"
@@ -139,24 +137,11 @@ def measure(count: int, runs: int, tools: list[str], tmp: Path) -> tuple[list[st
         "--format=%H%x00%P%x00%B",
         "base..HEAD",
     ]
-    compile_bytecode()
-    walls: dict[str, list[float]] = {k: [] for k in cmds}
-    cpus: dict[str, list[float]] = {k: [] for k in cmds}
-    codes: dict[str, set[int]] = {k: set() for k in cmds}
     load_before = uptime()
-    for _ in range(runs):
-        for name, cmd in cmds.items():
-            _restore(snapshot, cache)
-            before = resource.getrusage(resource.RUSAGE_CHILDREN)
-            start = time.perf_counter()
-            proc = subprocess.run(cmd, cwd=repo, capture_output=True)
-            walls[name].append(time.perf_counter() - start)
-            after = resource.getrusage(resource.RUSAGE_CHILDREN)
-            cpus[name].append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
-            codes[name].add(proc.returncode)
+    timed = interleaved(cmds, repo, runs, before_each=lambda: _restore(snapshot, cache))
     load_after = uptime()
-    med = {k: statistics.median(v) for k, v in walls.items()}
-    cpu = {k: statistics.median(v) for k, v in cpus.items()}
+    med = {k: v[0] for k, v in timed.items()}
+    cpu = {k: v[1] for k, v in timed.items()}
     lines = [
         f"### {count:,} commits",
         "",
@@ -171,12 +156,9 @@ def measure(count: int, runs: int, tools: list[str], tmp: Path) -> tuple[list[st
         "| command | median wall ms | spread ms | median CPU ms | exit |",
         "|---|---|---|---|---|",
     ]
-    for name, values in walls.items():
-        spread = f"{min(values) * 1000:.0f}-{max(values) * 1000:.0f}"
-        lines.append(
-            f"| `{name}` | {med[name] * 1000:.0f} | {spread} | {cpu[name] * 1000:.0f} "
-            f"| {sorted(codes[name])} |"
-        )
+    for name, (wall, used, codes, fastest, slowest) in timed.items():
+        spread = f"{fastest * 1000:.0f}-{slowest * 1000:.0f}"
+        lines.append(f"| `{name}` | {wall * 1000:.0f} | {spread} | {used * 1000:.0f} | {codes} |")
     lines.append("")
     rows = []
     for gate in GATES:

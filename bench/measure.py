@@ -108,16 +108,24 @@ def median(values: list[float]) -> float:
     return statistics.median(values)
 
 
-def interleaved(cmds: dict[str, list[str]], cwd: Path, runs: int) -> dict[str, tuple]:
+def interleaved(
+    cmds: dict[str, list[str]],
+    cwd: Path,
+    runs: int,
+    before_each: Callable[[], None] | None = None,
+) -> dict[str, tuple]:
     """Per command: median wall and CPU (user + sys of the child) seconds, the exit codes
     seen, and the spread (fastest, slowest wall). Runs are interleaved (each round runs every
-    command once) so that load from elsewhere on the machine falls on all commands alike."""
+    command once) so that load from elsewhere on the machine falls on all commands alike.
+    ``before_each``: run before each command's run, outside its timing (a state put back)."""
     compile_bytecode()
     walls: dict[str, list[float]] = {k: [] for k in cmds}
     cpus: dict[str, list[float]] = {k: [] for k in cmds}
     codes: dict[str, set[int]] = {k: set() for k in cmds}
     for _ in range(runs):
         for name, cmd in cmds.items():
+            if before_each is not None:
+                before_each()
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
             start = time.perf_counter()
             proc = subprocess.run(cmd, cwd=cwd, capture_output=True)

@@ -13,6 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.markdown_documents import documents
 from tools import markdown
 from tools.git import decode
 from tools.mdlinks import is_external
@@ -107,32 +108,7 @@ _INLINE = st.one_of(
     _WORD.map(lambda w: f'<a id="{w}"></a>'),
     st.sampled_from(["`", "\\*", "\\|", "<!-- c -->", "[r]", "&copy;", "<br>"]),
 )
-_TEXT = st.lists(_INLINE, min_size=1, max_size=5).map(" ".join)
-
-
-def _table(cells: list[list[str]]) -> str:
-    width = len(cells[0])
-    lines = ["| " + " | ".join(cells[0]) + " |", "|" + "---|" * width]
-    lines += ["| " + " | ".join(row) + (" |" if k % 2 else "") for k, row in enumerate(cells[1:])]
-    return "\n".join(lines)
-
-
-_CELL = st.lists(_INLINE.filter(lambda s: "|" not in s), min_size=1, max_size=2).map(" ".join)
-_BLOCK = st.one_of(
-    st.tuples(st.integers(1, 6), _TEXT).map(lambda p: "#" * p[0] + " " + p[1]),
-    _TEXT.map(lambda t: f"{t}\n---"),
-    _TEXT.map(lambda t: f"> ## {t}"),
-    _TEXT.map(lambda t: f"- {t}\n- ## {t}"),
-    _TEXT.map(lambda t: f"1. {t}\n   ```\n   {t}\n   ```"),
-    _TEXT.map(lambda t: f"```\n## {t}\n```"),
-    _TEXT.map(lambda t: f"<!--\n## {t}\n-->"),
-    _TEXT.map(lambda t: f"<div>\n{t}\n</div>"),
-    _TEXT.map(lambda t: f"    ## {t}"),
-    _TEXT,
-    st.lists(st.lists(_CELL, min_size=2, max_size=2), min_size=1, max_size=3).map(_table),
-    st.just("[r]: ref-target.md"),
-)
-_DOC = st.lists(_BLOCK, min_size=1, max_size=6).map("\n\n".join)
+_DOC = documents(_INLINE)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
