@@ -502,3 +502,15 @@ def test_config_values_read_once_agree_with_git_config_get(repo: Repo) -> None:
         got = subprocess.run(["git", "config", "--get", key], cwd=repo.path, capture_output=True)
         want = got.stdout.decode().rstrip("\n") if got.returncode == 0 else None
         assert git.config_value(key) == want, key
+
+
+def test_config_items_of_a_section_agree_with_git_config_get_regexp(repo: Repo) -> None:
+    repo.git("config", "i18n.commitEncoding", "ISO-8859-1")
+    repo.git("config", "i18n.logOutputEncoding", "UTF-8")
+    repo.git("config", "core.commentChar", ";")
+    listed = subprocess.run(
+        ["git", "config", "--get-regexp", r"^i18n\."], cwd=repo.path, capture_output=True
+    ).stdout.decode()
+    want = [tuple(line.split(" ", 1)) for line in listed.splitlines()]
+    assert Git(repo.path).config_items("i18n") == want
+    assert Git(repo.path).config_items("nothing") == []

@@ -96,8 +96,8 @@ def message_encoding(git: Git) -> str:
     once per repository object (both message gates of a preflight share the answer)."""
     found = _ENCODINGS.get(git)
     if found is None:
-        status, out = git.run("config", "--get-regexp", r"^i18n\.", ok=(0, 1))
-        found = _ENCODINGS[git] = out.decode("utf-8", "replace") if status == 0 else ""
+        items = git.config_items("i18n")  # the repository's one config listing
+        found = _ENCODINGS[git] = "".join(f"{name} {value}\n" for name, value in items)
     return found
 
 

@@ -111,6 +111,14 @@ class Git:
         """Whether a merge is in progress (``MERGE_HEAD`` exists in this worktree's git dir)."""
         return (self.git_dir / "MERGE_HEAD").is_file()
 
+    def config_items(self, section: str) -> list[tuple[str, str]]:
+        """(name, value) of every setting of ``section`` (lower case, as git lists names), in
+        git's order, from the same one listing as :meth:`config_value`."""
+        self.config_value(section)  # reads the listing once
+        assert self._config is not None
+        prefix = section.lower() + "."
+        return [(k, v) for k, v in self._config.items() if k.startswith(prefix)]
+
     def config_value(self, key: str) -> str | None:
         """``git config --get KEY`` (None when unset), for the few keys the package reads:
         the whole configuration is listed once per repository and kept."""
