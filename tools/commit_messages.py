@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
+from tools import message_reading
 from tools.errors import UsageError
 from tools.gates.commit_range import range_commits
 from tools.git import Commit, decode
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from tools.config_model import ProtocolConfig
     from tools.context import Context
     from tools.git import Git
+    from tools.message_reading import Reading
 
 # The gates whose rule ids an exception may name.
 
@@ -59,6 +61,8 @@ class Subject(NamedTuple):
     path: str | None = None
     cleaned: Cleaned | None = None
     merge_in_progress: bool = False
+    # The run's one reading of a commit's message, which both message gates share.
+    reading: "Reading | None" = None
 
     @property
     def sha(self) -> str | None:
@@ -115,6 +119,7 @@ def gate(
             ctx.prefetch_range()
 
     def run(ctx: "Context") -> GateResult:
+        opts = ctx.opts
         result = GateResult(name)
         if not enabled(ctx.config):
             return result.skip("disabled in config")
@@ -122,6 +127,10 @@ def gate(
         if first_parent(ctx.config):
             subjects = first_parent_chain(subjects, result)
         judge_all(ctx, result, subjects, exceptions(ctx, subjects))
+        if opts.range_memo:
+            from tools import range_memo
+
+            return range_memo.keep(ctx, name, result)
         return result
 
     return prefetch, run
@@ -133,7 +142,9 @@ def messages(ctx: "Context", result: GateResult) -> list[Subject]:
     out: list[Subject] = []
     if not (opts.message_file is not None and opts.message_only):
         commits = range_commits(ctx, result)
-        out += [Subject(c.text, c) for c in commits or ()]
+        for commit in commits or ():
+            reading = message_reading.of(ctx, commit)
+            out.append(Subject(reading.text, commit, reading=reading))
     if opts.message_file is not None:
         cleaned = as_git_will_store(decode(read_message_file(ctx)), ctx.git)
         out.append(

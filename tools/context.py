@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tools import config as config_mod
 from tools import file_reads, severities
@@ -19,13 +19,26 @@ from tools.errors import UsageError
 from tools.git import Change, Commit, Git
 from tools.options import Options
 
+if TYPE_CHECKING:
+    from tools.message_reading import Reading
+    from tools.range_memo import Earlier
+
 __all__ = ["Context", "Options", "RangeSelection"]
 
 
 class RangeSelection:
     """Which commits a range gate judges, or why it cannot judge any."""
 
-    __slots__ = ("mode", "head", "base_ref", "base", "merge_base", "skip_reason", "commits")
+    __slots__ = (
+        "mode",
+        "head",
+        "base_ref",
+        "base",
+        "merge_base",
+        "skip_reason",
+        "commits",
+        "prior",
+    )
 
     def __init__(
         self, mode: str, *, head: str | None = None, commits: list[Commit] | None = None
@@ -37,6 +50,14 @@ class RangeSelection:
         self.merge_base: str | None = None  # M
         self.skip_reason: str | None = None
         self.commits: list[Commit] = commits if commits is not None else []  # oldest first
+        # The range before ``commits``, judged by an earlier run (tools.range_memo): then
+        # ``commits`` are only the ones after it.
+        self.prior: Earlier | None = None
+
+    @property
+    def count(self) -> int:
+        """How many commits the range holds (read now, or judged before)."""
+        return len(self.commits) + (self.prior.count if self.prior is not None else 0)
 
 
 def has_protocol(opts: Options) -> bool:
@@ -74,6 +95,8 @@ class Context:
         self.prefetched: dict[str, object] = {}
         # The bytes of --message-file, read once for every gate (commit_messages).
         self.message_bytes: bytes | None = None
+        # Each judged commit's message as both message gates read it (tools.message_reading).
+        self.readings: dict[str, Reading] = {}
         self.git = git if git is not None else Git(opts.repo, bare_ok=opts.bare_ok)
         self.root: Path = self.git.root
         if opts.commit and (opts.staged or opts.base or opts.head):
@@ -218,6 +241,15 @@ class Context:
         # Under --staged the range's commits are judged by their messages alone (docs and index
         # judge the staged change): no changed paths, so git detects no renames for them.
         paths = opts.range_paths and not opts.staged
+        if opts.range_memo and not paths:
+            from tools import range_memo
+
+            sel.prior = range_memo.find(self, sel.base, head)
+            if sel.prior is not None:
+                sel.merge_base = sel.prior.merge_base
+                later = f"{sel.prior.head}..{head}"
+                sel.commits = git.log([later], paths=False)[::-1] if sel.prior.head != head else []
+                return sel
         sel.merge_base, commits = git.log_from_merge_base(sel.base, head, paths=paths)
         if sel.merge_base is None:
             if git.is_shallow():
@@ -250,7 +282,7 @@ class Context:
                 "base": sel.base,
                 "head": sel.head,
                 "merge_base": sel.merge_base,
-                "commits": len(sel.commits),
+                "commits": sel.count,
             }
         return out
 

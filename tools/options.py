@@ -41,6 +41,9 @@ class Options(NamedTuple):
     range_run: bool = False
     # False: the range is read without changed paths (commands that judge messages only).
     range_paths: bool = True
+    # The message gates of this run that keep a range memo (tools.range_memo): only the
+    # commands that run one message gate alone set it.
+    range_memo: tuple[str, ...] = ()
     # The text format: findings per gate (0: all), or one line per rule instead.
     max_findings: int = 50
     statistics: bool = False

@@ -44,16 +44,25 @@ def _messages_only(opts: Options, message_file: str | None) -> Options:
     return _message_only(opts, message_file)._replace(range_paths=False, bare_ok=True)
 
 
+def _with_memo(opts: Options, gate: str) -> Options:
+    """A range run of the one gate keeps its result for the next (SPEC §12, tools.range_memo);
+    a message file or one --commit reads no range to keep."""
+    if opts.message_file is not None or opts.commit:
+        return opts
+    return opts._replace(range_memo=(gate,))
+
+
 def trailers_check(
     opts: Options, message_file: MessageFileOpt = None, filled: FilledOpt = False
 ) -> None:
     """Judge the trailers of merge-base(base, head)..head, one --commit, or a message file."""
-    run_gates(_messages_only(opts, message_file)._replace(filled=filled), ["trailers"])
+    opts = _messages_only(opts, message_file)._replace(filled=filled)
+    run_gates(_with_memo(opts, "trailers"), ["trailers"])
 
 
 def style_check(opts: Options, message_file: MessageFileOpt = None) -> None:
     """Judge the style of merge-base(base, head)..head, one --commit, or a message file."""
-    run_gates(_messages_only(opts, message_file), ["style"])
+    run_gates(_with_memo(_messages_only(opts, message_file), "style"), ["style"])
 
 
 def register(app: typer.Typer) -> None:

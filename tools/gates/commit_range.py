@@ -43,8 +43,8 @@ def range_commits(ctx: Context, result: GateResult) -> list[Commit] | None:
                 severity="error",
             )
         return None
-    result.stats["commits"] = len(sel.commits)
-    if sel.mode == "range" and not sel.commits:
+    result.stats["commits"] = sel.count
+    if sel.mode == "range" and not sel.count:
         result.add(
             RANGE_EMPTY.id,
             f"no commits in {sel.base_ref}...{ctx.opts.head or 'HEAD'}: nothing of this "

@@ -23,9 +23,9 @@ from tools.commit_messages import (
 )
 from tools.config_model import StyleConfig
 from tools.gates.commit_range import RANGE_EMPTY
-from tools.lines import split_lines
+from tools.message_reading import Reading
 from tools.report import GateResult, Rule, Severity, declare
-from tools.trailer_block import SPACE, find_block, is_blank
+from tools.trailer_block import SPACE, is_blank
 
 if TYPE_CHECKING:
     from tools.context import Context
@@ -92,9 +92,19 @@ def subject_of(lines: list[str]) -> tuple[str, int] | None:
     return " ".join(line.strip(SPACE) for line in lines[start:end]), start + 1
 
 
-def judge(text: str, cfg: StyleConfig, marker: str | None, emit: Emit) -> None:
-    """File every style finding of one message through ``emit``."""
-    lines = split_lines(text)
+def judge(
+    text: str,
+    cfg: StyleConfig,
+    marker: str | None,
+    emit: Emit,
+    *,
+    reading: Reading | None = None,
+) -> None:
+    """File every style finding of one message through ``emit``; ``reading``: the run's
+    shared reading of ``text`` (:mod:`tools.message_reading`), else one is made."""
+    if reading is None:
+        reading = Reading(text)
+    lines = reading.lines
     found = subject_of(lines)
     if found is None:
         if cfg.require_body:
@@ -113,16 +123,17 @@ def judge(text: str, cfg: StyleConfig, marker: str | None, emit: Emit) -> None:
     if pattern is not None and not config_pattern(pattern, "style.subject_pattern").search(subject):
         emit(SUBJECT_PATTERN.id, f"the subject {subject!r} does not match {pattern!r}", line)
     if cfg.require_body:
-        _body(lines, text, line, marker, emit)
+        _body(reading, line, marker, emit)
 
 
-def _body(lines: list[str], text: str, subject_line: int, marker: str | None, emit: Emit) -> None:
+def _body(reading: Reading, subject_line: int, marker: str | None, emit: Emit) -> None:
+    text, lines = reading.text, reading.lines
     # The subject paragraph ends at the first blank line after it.
     n = subject_line
     while n <= len(lines) and not is_blank(lines[n - 1]):
         n += 1
     stop, upto = len(lines) + 1, "the end of the message"
-    block = find_block(text)
+    block = reading.trailer_block(marker)
     if block.start is not None:
         stop, upto = block.start, "the trailers"
     if marker is not None:
@@ -144,6 +155,8 @@ JUDGING_MODULES = (
     __name__,
     "tools.commit_messages",
     "tools.trailer_block",
+    "tools.message_reading",
+    "tools.plain_message",
     "tools.lines",
     "tools.bounded",
 )
@@ -179,7 +192,7 @@ def _judge_all(ctx: Context, result: GateResult, subjects: list[Subject], debt: 
         verdict_cache.through(
             cache,
             subject.sha,
-            functools.partial(judge, subject.text, cfg, marker),
+            functools.partial(judge, subject.text, cfg, marker, reading=subject.reading),
             emitter(result, subject, debt, severity),
         )
     if cache is not None:

@@ -30,7 +30,8 @@ from tools.errors import UsageError
 from tools.gates.commit_range import RANGE_EMPTY
 from tools.git import Commit
 from tools.lines import split_lines
-from tools.plain_message import plain_parts, plain_trailers
+from tools.message_reading import Reading
+from tools.plain_message import plain_trailers
 from tools.report import GateResult, Rule, declare
 from tools.trailer_block import SPACE, Block, Trailer, find_block, is_blank
 
@@ -391,8 +392,10 @@ def judge(
     strict: bool = True,
     filled: bool = False,
     clean: set[str] | None = None,
+    reading: Reading | None = None,
 ) -> None:
-    """File every trailer-contract finding of one message through ``emit``.
+    """File every trailer-contract finding of one message through ``emit``; ``reading``:
+    the run's shared reading of ``text`` (:mod:`tools.message_reading`), else one is made.
 
     ``clean``: the last paragraphs of plain-shaped messages already found clean with ``cfg``
     in this run; a plain message that ends in one of them is not read again (its block, and
@@ -400,10 +403,12 @@ def judge(
     one is added."""
     # A message of the plain shape meets the marker and framing rules as it stands, and its
     # block is its last paragraph: the rest of the reading is for every other message.
+    if reading is None:
+        reading = Reading(text)
     block = None
     plain_last = None
     if strict and cfg.marker and cfg.marker_placement == "paragraph":
-        parts = plain_parts(text, cfg.marker)
+        parts = reading.plain(cfg.marker)
         if parts is not None:
             if clean is not None and parts[0] in clean:
                 if filled:
@@ -413,7 +418,7 @@ def judge(
             if block is not None:
                 plain_last = parts[0]
     if block is None:
-        block = _shape(text, split_lines(text), cfg, emit, strict=strict)
+        block = _shape(reading, cfg, emit, strict=strict)
         if block is None:
             return
     found = _block_rules(text, block, cfg, emit)
@@ -448,11 +453,10 @@ def _placeholders(text: str, emit: Emit) -> None:
             emit(PLACEHOLDER_RULE.id, f"the template {PLACEHOLDER!r} was not filled in", n)
 
 
-def _shape(
-    text: str, lines: list[str], cfg: TrailersConfig, emit: Emit, *, strict: bool
-) -> Block | None:
+def _shape(reading: Reading, cfg: TrailersConfig, emit: Emit, *, strict: bool) -> Block | None:
     """The findings of an empty message, of the marker and of ``---`` lines; the trailer
     block as git reads it (None: nothing more to judge)."""
+    text, lines = reading.text, reading.lines
     marker = cfg.marker
     if all(is_blank(line) for line in lines):
         if strict:
@@ -475,7 +479,7 @@ def _shape(
                 "a `---` line is git's patch divider: `git am` drops it and everything below",
                 line_no,
             )
-    return find_block(text) if glued is None else _block_without(lines, glued)
+    return reading.block() if glued is None else _block_without(lines, glued)
 
 
 def _marker(lines: list[str], text: str, marker: str, emit: Emit, *, strict: bool) -> None:
@@ -760,6 +764,7 @@ JUDGING_MODULES = (
     __name__,
     "tools.commit_messages",
     "tools.trailer_block",
+    "tools.message_reading",
     "tools.plain_message",
     "tools.lines",
     "tools.bounded",
@@ -803,7 +808,15 @@ def _judge_all(ctx: Context, result: GateResult, subjects: list[Subject], debt: 
         verdict_cache.through(
             cache,
             None if subject.sha is None else f"{subject.sha} {'strict' if strict else 'lenient'}",
-            functools.partial(judge, subject.text, cfg, strict=strict, filled=filled, clean=clean),
+            functools.partial(
+                judge,
+                subject.text,
+                cfg,
+                strict=strict,
+                filled=filled,
+                clean=clean,
+                reading=subject.reading,
+            ),
             emit,
         )
     if cache is not None:

@@ -250,6 +250,22 @@ class Git:
         status, out = self.run("merge-base", a, b, ok=(0, 1, 128))
         return out.decode().strip() if status == 0 and out.strip() else None
 
+    def merge_bases(self, a: str, b: str) -> list[str]:
+        """Every merge base of ``a`` and ``b``: several after a criss-cross merge, none for
+        unrelated histories."""
+        return [found.decode("ascii") for found in self._merge_bases(a, b)]
+
+    def ancestry(self, head: str, limit: int) -> list[tuple[str, tuple[str, ...]]]:
+        """``head`` and its ancestors in the order git's walk lists them, at most ``limit``,
+        each with its parents. With no negative revision git streams the walk, so a long
+        history costs only the commits listed."""
+        out = self.out("rev-list", "--parents", f"--max-count={limit}", head, "--")
+        rows = []
+        for line in out.decode("ascii").splitlines():
+            sha, *parents = line.split()
+            rows.append((sha, tuple(parents)))
+        return rows
+
     def is_shallow(self) -> bool:
         return self.out("rev-parse", "--is-shallow-repository").strip() == b"true"
 
