@@ -13,6 +13,8 @@ import json
 import os
 import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -216,3 +218,31 @@ def test_the_memo_key_covers_the_code_of_both_gates() -> None:
 
     for gate in (trailers, style):
         assert set(gate.JUDGING_MODULES) <= set(range_memo.MODULES), gate.__name__
+
+
+def test_a_fresh_process_finds_the_kept_range(
+    branch: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A memo is believed only with the rules of a loaded gate module, and the range is read
+    on a thread of its own: a new process, as every CLI run is, still finds the memo."""
+    repo = copy_of(branch, tmp_path / "repo")
+    configure(repo, {})
+    command = [sys.executable, "-m", "tools", "--format", "json", "style", "check"]
+    first = subprocess.run(command, cwd=repo.path, capture_output=True, check=False)
+    (kept,) = memos(repo, "style")
+    assert first.returncode == 1
+    repo.commit(spoiled(990))
+    log = tmp_path / "git-commands"
+    traced(repo, "style", monkeypatch, tmp_path)  # writes the wrapper, and keeps a memo
+    for path in memos(repo, "style"):
+        if path != kept:
+            path.unlink()
+    log.unlink(missing_ok=True)
+    wrapper = tmp_path / "traced-bin"
+    env = {**os.environ, "PATH": f"{wrapper}{os.pathsep}{os.environ['PATH']}"}
+    again = subprocess.run(command, cwd=repo.path, capture_output=True, check=False, env=env)
+    assert again.returncode == 1
+    ran = [re.sub(r"^(-c \S+ )+", "", line) for line in log.read_text().splitlines()]
+    assert not any(c.startswith("merge-base") for c in ran), ran
+    plain = subprocess.run([*command, "--no-cache"], cwd=repo.path, capture_output=True)
+    assert again.stdout == plain.stdout

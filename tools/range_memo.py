@@ -163,11 +163,14 @@ def find(ctx: Context, base: str, head: str) -> Earlier | None:
     places = [(gate, _folder(ctx, gate), _prefix(ctx, gate)) for gate in gates]
     if any(folder is None or not folder.is_dir() for _, folder, _ in places):
         return None
+    found = _found(places, base, head)  # the same range again: no walk at all
+    if found is not None:
+        return found
     walk = ctx.git.ancestry(head, LOOKBACK)
     for i, (sha, parents) in enumerate(walk):
         if sha == base or (i and walk[i - 1][1] != (sha,)):
             return None  # the base reached, or not the chain git's walk lists first
-        found = _found(places, base, sha)
+        found = _found(places, base, sha) if i else None
         if found is not None:
             return found
         if len(parents) != 1:
@@ -196,6 +199,8 @@ def keep(ctx: Context, gate: str, result: GateResult) -> GateResult:
     earlier = sel.prior
     if earlier is not None and gate in earlier.results:
         result = _joined(earlier.results[gate], result)
+        if earlier.head == sel.head:
+            return result  # the kept range itself: kept already
     if gate in wanted(ctx) and sel.mode == "range" and sel.base and sel.head and sel.count:
         assert sel.merge_base is not None
         _save(ctx, gate, (sel.base, sel.merge_base, sel.head), result)
@@ -282,6 +287,8 @@ def _result(data: Any, gate: str) -> GateResult | None:
 
 
 def _row_ok(row: Any, gate: str) -> bool:
+    # ``lookup`` knows the rules of a gate whose module is loaded: the context's check of the
+    # config's rule ids (tools.severities) loads every gate before any range is read.
     if not isinstance(row, list) or len(row) != 5:
         return False
     rule, severity, message, commit, line = row
