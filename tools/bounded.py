@@ -323,10 +323,27 @@ def config_pattern(pattern: str, where: str) -> ConfigPattern:
     return compiled
 
 
+@functools.lru_cache(maxsize=16)
+def fixed_pattern(pattern: str) -> ConfigPattern:
+    """One of the package's own patterns compiled by RE2, for text from the tree that
+    Python's backtracking matcher could take quadratic time over (RE2 is linear in the text).
+    RE2's classes are ASCII, as :class:`ConfigPattern` says: for patterns that do not care."""
+    re2 = _re2()
+    options = re2.Options()
+    options.max_mem = PATTERN_MEMORY
+    return ConfigPattern(pattern, re2.compile(_re2_spelling(pattern), options=options))
+
+
+def _re2() -> Any:
+    import re2  # type: ignore[import-untyped]  # google-re2 ships no type information
+
+    return re2
+
+
 @functools.lru_cache(maxsize=256)
 def _compiled(pattern: str) -> ConfigPattern | str:
     """``pattern`` compiled, or why it is refused."""
-    import re2  # type: ignore[import-untyped]  # google-re2 ships no type information
+    re2 = _re2()
 
     try:
         spelled = _re2_spelling(pattern)
