@@ -183,6 +183,13 @@ def _fresh(repo: Repo, *args: str) -> tuple[int, set[str]]:
     return proc.returncode, names & {"yaml", "jsonschema"}
 
 
+def _entry(repo: Repo, raw: bytes | None):
+    """The cache entry of the effective config of ``raw`` (None: no file)."""
+    from tools import config_cache
+
+    return repo.path / ".git/tools/cache/config" / config_cache.key(raw)
+
+
 def test_an_unchanged_config_is_read_from_the_cache_without_yaml(repo: Repo) -> None:
     repo.write(".agents/protocol.yaml", "now:\n  max_lines: 4\n")
     repo.write(
@@ -194,10 +201,9 @@ def test_an_unchanged_config_is_read_from_the_cache_without_yaml(repo: Repo) -> 
     assert loaded == {"yaml", "jsonschema"} and code == 1  # 5 lines > 4: the config holds
     # The second run reads the merged config the first one kept: the same verdict.
     assert _fresh(repo, "now", "check") == (1, set())
-    cache = repo.path / ".git/tools/config-validated"
-    fingerprint = cache.read_bytes().partition(b"\n")[0]
+    entry = _entry(repo, b"now:\n  max_lines: 4\n")
     # A broken entry for the right bytes is no entry: the file is read and judged again.
-    cache.write_bytes(fingerprint + b"\n{not json")
+    entry.write_bytes(entry.read_bytes()[:-3])
     assert _fresh(repo, "now", "check") == (1, {"yaml", "jsonschema"})
     repo.write(".agents/protocol.yaml", "now:\n  max_lines: 5\n")
     assert _fresh(repo, "now", "check") == (0, {"yaml", "jsonschema"})
@@ -219,13 +225,13 @@ def test_a_range_from_a_base_without_config_reads_no_yaml_once_kept(repo: Repo) 
     code, loaded = _fresh(repo, "style", "check")
     assert code == 0 and "yaml" in loaded
     assert _fresh(repo, "style", "check") == (0, set())
-    assert (repo.path / ".git/tools/config-defaults").is_file()
+    assert _entry(repo, None).is_file()
 
 
 def test_validation_cache_never_hides_a_change(repo: Repo) -> None:
     repo.write(".agents/protocol.yaml", "now:\n  max_lines: 5\n")
     assert repo.tools("config", "validate").exit_code == 0
-    cache = repo.path / ".git/tools/config-validated"
+    cache = _entry(repo, b"now:\n  max_lines: 5\n")
     assert cache.exists()  # kept in .git, never in the working tree
     assert repo.git("status", "--porcelain", "--untracked-files=all").strip() == (
         "?? .agents/protocol.yaml"

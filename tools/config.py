@@ -9,9 +9,6 @@ validated mapping becomes typed values in :mod:`tools.config_model`.
 
 from __future__ import annotations
 
-import copy
-import hashlib
-import json
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
@@ -19,7 +16,6 @@ from typing import Any
 
 from tools.config_model import ProtocolConfig, protocol_config
 from tools.errors import UsageError, key_path
-from tools.fsio import write_cache
 from tools.package_data import data_text
 from tools.repo_paths import is_repo_relative
 
@@ -73,6 +69,8 @@ def _defaults() -> dict[str, Any]:
 
 
 def defaults() -> dict[str, Any]:
+    import copy
+
     return copy.deepcopy(_defaults())
 
 
@@ -125,6 +123,8 @@ def _walk(
 
 def merge(base: dict[str, Any], over: dict[str, Any], path: tuple[str, ...] = ()) -> dict[str, Any]:
     """Merge ``over`` into a copy of ``base`` by the rules of the module docstring."""
+    import copy
+
     out = copy.deepcopy(base)
     for key, value in over.items():
         here = path + (key,)
@@ -137,46 +137,6 @@ def merge(base: dict[str, Any], over: dict[str, Any], path: tuple[str, ...] = ()
         else:
             out[key] = copy.deepcopy(value)
     return out
-
-
-def _fingerprint(raw: bytes | None) -> str:
-    """What a config's validation and merged value depend on: the tool, its schema and
-    defaults, and the file's bytes (None: no file, the defaults alone)."""
-    from tools import __version__
-
-    digest = hashlib.sha256(__version__.encode())
-    digest.update(data_text("protocol.schema.json").encode())
-    digest.update(b"\0" + data_text("defaults.yaml").encode())
-    digest.update(b"\0absent" if raw is None else b"\0file\0" + raw)
-    return digest.hexdigest()
-
-
-def _remembered(cache: Path | None, fingerprint: str) -> dict[str, Any] | None:
-    """The merged config the cache holds for ``fingerprint`` (None: another file's, or none,
-    or unreadable)."""
-    if cache is None:
-        return None
-    try:
-        head, _, body = cache.read_bytes().partition(b"\n")
-        if head.decode("ascii") != fingerprint:
-            return None
-        data = json.loads(body)
-    except (OSError, ValueError):  # UnicodeDecodeError and JSONDecodeError are ValueErrors
-        return None
-    return data if isinstance(data, dict) else None
-
-
-def _remember(cache: Path | None, fingerprint: str, merged: dict[str, Any]) -> None:
-    """Keep the merged config for its fingerprint, when JSON gives back exactly that value
-    (a YAML date or a non-string key would not come back as it was: not kept)."""
-    if cache is None:
-        return
-    try:
-        body = json.dumps(merged, ensure_ascii=True, separators=(",", ":"))
-    except (TypeError, ValueError):
-        return
-    if json.loads(body) == merged:
-        write_cache(cache, fingerprint.encode("ascii") + b"\n" + body.encode("ascii"))
 
 
 def load_file(path: Path, *, display: str) -> dict[str, Any]:
@@ -194,10 +154,13 @@ def _read(path: Path, display: str, root: Path | None = None) -> bytes:
     )
 
 
-def validation_cache(tools_dir: Path) -> Path:
-    """The file, in the git layer's :meth:`~tools.git.Git.tools_dir`, that remembers the
-    last config that validated: its fingerprint, then its merged value as JSON."""
-    return tools_dir / "config-validated"
+def validation_cache(tools_dir: Path, *, no_cache: bool = False) -> Path | None:
+    """The folder of validated configs (:mod:`tools.config_cache`) of the repository whose
+    git directory holds ``tools_dir`` (the git layer's :meth:`~tools.git.Git.tools_dir`);
+    None when the cache is off for this run."""
+    from tools import config_cache
+
+    return config_cache.folder(tools_dir.parent, no_cache=no_cache)
 
 
 def load_bytes(raw: bytes, *, display: str) -> dict[str, Any]:
@@ -224,35 +187,39 @@ def load_merged(
     """The effective config of one config's bytes (None: no file): validated and merged
     over the defaults.
 
-    ``cache`` remembers the last config that validated, by a fingerprint of the tool's
-    version, schema and defaults and the file's bytes, with its merged value: an unchanged
-    config then loads neither the YAML parser nor the schema validator. Any change to the
-    file, the schema, the defaults or the tool's version reads and validates again.
-    ``remember=False``: the cache is read, never written (a config of another revision must
-    not take the place of the working config's)."""
+    ``cache`` (:func:`validation_cache`) keeps the merged value of every config that
+    validated (:mod:`tools.config_cache`): an unchanged config then loads neither the YAML
+    parser nor the schema validator. Any change to the file, the code that reads it, the
+    schema, the defaults or the tool's version reads and validates again; an invalid config
+    is never kept, so it is validated on every run. ``remember=False``: the cache is read,
+    never written (another revision's config, read once)."""
+    from tools import config_cache
+
     if raw is None:
         return _kept_defaults(cache)
-    fingerprint = _fingerprint(raw)
-    known = _remembered(cache, fingerprint)
+    name = config_cache.key(raw)
+    known = config_cache.get(cache, name)
     if known is not None:
         return known
     merged = merge(_kept_defaults(cache), load_bytes(raw, display=display))
     if remember:
-        _remember(cache, fingerprint, merged)
+        config_cache.put(cache, name, merged)
     return merged
 
 
 def _kept_defaults(cache: Path | None) -> dict[str, Any]:
-    """The defaults alone: every config-less revision's, so kept in a file of their own beside
-    ``cache`` whichever revision read them (a range whose base has no config reads no YAML,
-    and a config read anew is merged over them without parsing the shipped file)."""
+    """The defaults alone: every config-less revision's, so kept whichever revision read them
+    (a range whose base has no config reads no YAML, and a config read anew is merged over
+    them without parsing the shipped file)."""
+    from tools import config_cache
+
     if cache is None:
         return defaults()
-    kept, fingerprint = cache.with_name("config-defaults"), _fingerprint(None)
-    known = _remembered(kept, fingerprint)
+    name = config_cache.key(None)
+    known = config_cache.get(cache, name)
     if known is None:
         known = defaults()
-        _remember(kept, fingerprint, known)
+        config_cache.put(cache, name, known)
     return known
 
 
@@ -272,15 +239,20 @@ def refuse_outside_link(path: Path, repo_root: Path, display: str) -> None:
 
 
 def load(
-    repo_root: Path, config: Path | None = None, *, tools_dir: Path | None = None
+    repo_root: Path,
+    config: Path | None = None,
+    *,
+    tools_dir: Path | None = None,
+    no_cache: bool = False,
 ) -> tuple[dict[str, Any], str | None]:
     """The effective config and the file it came from (None: defaults only).
 
     An explicitly named ``--config`` that does not exist is an error; the default path may be
     absent, and then every key takes its default. ``tools_dir`` (the git layer's
-    :meth:`~tools.git.Git.tools_dir`) holds the validation cache; None: no cache.
+    :meth:`~tools.git.Git.tools_dir`) names the repository whose validation cache is used;
+    None, or ``no_cache`` (``--no-cache``): no cache.
     """
-    cache = validation_cache(tools_dir) if tools_dir is not None else None
+    cache = validation_cache(tools_dir, no_cache=no_cache) if tools_dir is not None else None
     if config is not None:
         path = config if config.is_absolute() else Path.cwd() / config
         if path.is_dir():
@@ -299,11 +271,15 @@ def load(
 
 
 def load_typed(
-    repo_root: Path, config: Path | None = None, *, tools_dir: Path | None = None
+    repo_root: Path,
+    config: Path | None = None,
+    *,
+    tools_dir: Path | None = None,
+    no_cache: bool = False,
 ) -> ProtocolConfig:
     """The effective config of :func:`load` as typed sections (commands that read a few
     keys and never print the mapping)."""
-    data, _ = load(repo_root, config, tools_dir=tools_dir)
+    data, _ = load(repo_root, config, tools_dir=tools_dir, no_cache=no_cache)
     typed = protocol_config(data)
     apply_limits(typed)
     return typed

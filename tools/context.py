@@ -122,7 +122,7 @@ class Context:
             self.config_data, self.config_source = self._bare_config()
         else:
             self.config_data, self.config_source = config_mod.load(
-                self.root, opts.config, tools_dir=self.git.tools_dir()
+                self.root, opts.config, tools_dir=self.git.tools_dir(), no_cache=opts.no_cache
             )
         self.config: ProtocolConfig = protocol_config(self.config_data)
         config_mod.apply_limits(self.config)
@@ -185,7 +185,7 @@ class Context:
     def _merged(self, raw: bytes | None, display: str) -> dict[str, Any]:
         """A revision's config bytes (None: it has none) merged, through the cache the
         working config keeps and never written in its place."""
-        cache = config_mod.validation_cache(self.git.tools_dir())
+        cache = config_mod.validation_cache(self.git.tools_dir(), no_cache=self.opts.no_cache)
         return config_mod.load_merged(raw, display=display, cache=cache, remember=False)
 
     def _bare_config(self) -> tuple[dict[str, Any], str | None]:

@@ -46,13 +46,16 @@ def stdin_bytes() -> bytes:
 
 def hook_said(opts: Options, hook: str, args: list[str], stdin: Callable[[], bytes]) -> Said:
     """Run one hook, client or server side, and say what it prints (quiet when green)."""
-    from tools import hooks, server_hooks
+    from tools import hooks
 
     started = time.monotonic()
-    if hook in server_hooks.SERVER_HOOKS:
-        done = server_hooks.run(opts, hook, args, stdin() if hook == "pre-receive" else b"")
-        return Said(done.code, done.out, done.err)
     if hook not in hooks.HOOKS:
+        # The server side's module loads only for its hooks (the two sets share no name).
+        from tools import server_hooks
+
+        if hook in server_hooks.SERVER_HOOKS:
+            done = server_hooks.run(opts, hook, args, stdin() if hook == "pre-receive" else b"")
+            return Said(done.code, done.out, done.err)
         known = (*hooks.HOOKS, *server_hooks.SERVER_HOOKS)
         raise UsageError(f"unknown hook {hook!r}", expected="one of " + ", ".join(known))
     # git's pre-push input, read only once the run gets that far (a re-entered run leaves it).

@@ -23,22 +23,23 @@ that already runs tools where it is instead of chaining it.
 from __future__ import annotations
 
 import os
-import re
 import shlex
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
 
 from tools.config import DEFAULT_PATH as PROTOCOL_PATH
-from tools.config_model import ProtocolConfig
 from tools.errors import UsageError
-from tools.fsio import write_atomic
 from tools.git import Git
+from tools.lazy_regex import LazyRegex
 from tools.options import Options
-from tools.report import Finding, GateResult, Report
+from tools.report import Report
+
+if TYPE_CHECKING:
+    from tools.config_model import ProtocolConfig
+    from tools.report import Finding, GateResult
 
 HOOKS = ("pre-commit", "commit-msg", "pre-push")
 # The gates that judge the staged change (SPEC §4.9's content gates).
@@ -117,8 +118,9 @@ def is_ours(text: str) -> bool:
     return OURS in text or _LEGACY in text
 
 
-@dataclass(frozen=True)
-class Installed:
+# Named tuples, not dataclasses: the commit-msg hook imports this module on every commit, and
+# the dataclasses module alone costs it more than a tenth of its time.
+class Installed(NamedTuple):
     path: Path
     verb: str  # wrote | unchanged | updated | kept … | moved … | left …
 
@@ -170,6 +172,8 @@ def install(git: Git, *, force: bool) -> list[Installed]:
                     )
                 os.replace(path, local)
                 verb = f"moved yours to {local.name}, which runs first; wrote"
+        from tools.fsio import write_atomic
+
         write_atomic(path, text.encode("utf-8"), mode=0o755)
         done.append(Installed(path, verb))
     return done
@@ -235,7 +239,7 @@ def _stage_names(value: object) -> tuple[str, ...] | None:
     return tuple(_OLD_STAGES.get(str(v), str(v)) for v in value)
 
 
-_PYTHON = re.compile(r"python[0-9.]*")
+_PYTHON = LazyRegex(r"python[0-9.]*")
 
 
 def _runs_tools(entry: object) -> bool:
@@ -252,7 +256,7 @@ def _runs_tools(entry: object) -> bool:
     program = os.path.basename(words[0])
     if program == "tools":
         return True
-    if _PYTHON.fullmatch(program):
+    if _PYTHON.compiled.fullmatch(program):
         rest = words[1:]
         return any(a == "-m" and b == "tools" for a, b in zip(rest, rest[1:], strict=False))
     return False
@@ -285,8 +289,7 @@ def is_our_driver(value: str) -> bool:
 # -- running ----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class PushedRef:
+class PushedRef(NamedTuple):
     local_ref: str
     local_sha: str
     remote_ref: str
@@ -355,6 +358,8 @@ def run_local(git: Git, hook: str, args: list[str], stdin: bytes) -> int:
     local = hooks_dir(git) / f"{hook}.local"
     if not (local.is_file() and os.access(local, os.X_OK)):
         return 0
+    import subprocess
+
     env = marked(git, hook, os.environ)
     proc = subprocess.run([str(local), *args], input=stdin, check=False, env=env)
     return proc.returncode
@@ -362,7 +367,7 @@ def run_local(git: Git, hook: str, args: list[str], stdin: bytes) -> int:
 
 def staged_has_protocol(git: Git) -> bool:
     """Whether the commit being made (the index) holds the protocol file."""
-    return git.blob_header("", PROTOCOL_PATH) is not None
+    return git.staged_id(PROTOCOL_PATH) is not None
 
 
 def commit_has_protocol(git: Git, sha: str) -> bool:
@@ -414,8 +419,7 @@ def pending(git: Git) -> GateResult | None:
     return inplace_pending.run(git)
 
 
-@dataclass(frozen=True)
-class HookRun:
+class HookRun(NamedTuple):
     """What one hook run decided: its exit status, and either the ``report`` the hook says
     (through :func:`said`, quiet when green) or the whole of what it says (``out`` on stdout,
     ``err`` on stderr) when it judged nothing."""
@@ -435,7 +439,10 @@ def run_hook(
     that a run that passes through before reading leaves it unread."""
     if hook not in HOOKS:
         raise UsageError(f"unknown hook {hook!r}", expected="one of " + ", ".join(HOOKS))
-    git = Git(opts.repo)
+    # The client hooks but pre-push ask whether the index holds the protocol: asked with the
+    # discovery's own git process.
+    probe = PROTOCOL_PATH if hook != "pre-push" and opts.config is None else None
+    git = Git(opts.repo, staged_probe=probe)
     if reentered(git, hook, os.environ):
         return HookRun(0, out=reentry_line(hook))
     data = stdin() if callable(stdin) else stdin
@@ -567,8 +574,7 @@ def _commits(report: Report) -> int:
     return sum(per_ref.values())
 
 
-@dataclass(frozen=True)
-class Said:
+class Said(NamedTuple):
     """What a hook run prints: ``out`` (stdout, a green run's one line) and ``err`` (stderr:
     the findings that fail, the gates that skipped, and the one summary line)."""
 

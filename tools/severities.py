@@ -14,7 +14,6 @@ judged path as every other command's.
 
 from __future__ import annotations
 
-import difflib
 import importlib
 
 from tools.config_model import ProtocolConfig
@@ -53,6 +52,8 @@ def check(config: ProtocolConfig, where: str | None) -> None:
     source = f"{where or 'config'}: rules"
     for rule_id, level in config.rules.items():
         if rule_id not in known:
+            import difflib  # only for the error: every run checks, few fail
+
             close = difflib.get_close_matches(rule_id, list(known), n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             raise UsageError(

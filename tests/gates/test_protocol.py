@@ -212,11 +212,15 @@ def test_a_changed_config_in_the_range_is_validated_and_not_remembered(repo: Rep
     start(repo)
     repo.commit("Loosen\n\nBody.\n", {CFG: CONFIG + "now:\n  max_lines: 400\n"})
     assert _validator_loaded(repo, "config", "validate")[0] == 0
-    cache = repo.path / ".git/tools/config-validated"
+    from tools import config_cache
+
+    folder = repo.path / ".git/tools/cache/config"
+    cache = folder / config_cache.key((CONFIG + "now:\n  max_lines: 400\n").encode())
     before = cache.read_bytes(), cache.stat().st_ino, cache.stat().st_mtime_ns
     code, loaded = _validator_loaded(repo, "style", "check", "--base", "main")
     assert (code, loaded) == (0, True)  # the base's config differs: it is validated
-    # ... and not written in the place of the head's fingerprint, which stays as it was.
+    # ... and not kept; the head's entry stays as it was.
+    assert not (folder / config_cache.key(CONFIG.encode())).exists()
     assert (cache.read_bytes(), cache.stat().st_ino, cache.stat().st_mtime_ns) == before
     assert _validator_loaded(repo, "config", "validate") == (0, False)
 

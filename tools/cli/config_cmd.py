@@ -158,7 +158,9 @@ def config_validate(opts: Options, file: FileArg = None) -> None:
         show(ConfigValid(str(file)), opts)
         return
     git = Git(opts.repo)
-    _, source = config_mod.load(git.root, opts.config, tools_dir=git.tools_dir())
+    _, source = config_mod.load(
+        git.root, opts.config, tools_dir=git.tools_dir(), no_cache=opts.no_cache
+    )
     show(ConfigValid(str(source) if source else None), opts)
 
 
@@ -176,7 +178,9 @@ def config_show(opts: Options) -> None:
     from tools.git import Git
 
     git = Git(opts.repo)
-    cfg, source = config_mod.load(git.root, opts.config, tools_dir=git.tools_dir())
+    cfg, source = config_mod.load(
+        git.root, opts.config, tools_dir=git.tools_dir(), no_cache=opts.no_cache
+    )
     show(ConfigShown(cfg, str(source) if source else None), opts)
 
 
@@ -249,7 +253,9 @@ def init(
             _write_if_absent(cfg_path, text, force=force),
         )
     ]
-    cfg = config_mod.load_typed(git.root, opts.config, tools_dir=git.tools_dir())
+    cfg = config_mod.load_typed(
+        git.root, opts.config, tools_dir=git.tools_dir(), no_cache=opts.no_cache
+    )
     steps += _repository_files(git, cfg, force=force)
     steps += [(os.path.relpath(h.path, git.root), h.verb) for h in hooks.install(git, force=force)]
     notes: list[str] = []

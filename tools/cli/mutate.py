@@ -37,7 +37,9 @@ def _kill_grace(git: Git, opts: Options, *, fallback: bool = False) -> float:
     from tools.mutate.proc import DEFAULT_KILL_GRACE_S
 
     try:
-        return load_typed(git.root, opts.config, tools_dir=git.tools_dir()).mutate.kill_grace_s
+        return load_typed(
+            git.root, opts.config, tools_dir=git.tools_dir(), no_cache=opts.no_cache
+        ).mutate.kill_grace_s
     except (UsageError, OSError):
         if not fallback:
             raise
@@ -82,7 +84,7 @@ def _prelude(opts: Options) -> Git:
 def _ledger_path(git: Git, opts: Options) -> tuple[Path, str]:
     from tools.config import load_typed
 
-    cfg = load_typed(git.root, opts.config, tools_dir=git.tools_dir())
+    cfg = load_typed(git.root, opts.config, tools_dir=git.tools_dir(), no_cache=opts.no_cache)
     rel = cfg.ledger.path
     return git.root / rel, rel
 
@@ -97,7 +99,9 @@ def _vouched_for(
         from tools.config import load_typed
         from tools.replay.vouched import for_tree
 
-        cfg = load_typed(git.root, opts.config, tools_dir=git.tools_dir()).ledger
+        cfg = load_typed(
+            git.root, opts.config, tools_dir=git.tools_dir(), no_cache=opts.no_cache
+        ).ledger
         return for_tree(git.root, ledger_path, cfg.allowed_signers, cfg.revoked_signers, ids)
 
     return vouched

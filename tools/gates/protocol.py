@@ -120,7 +120,7 @@ def changed_keys(old: Any, new: Any, path: tuple[Any, ...] = ()) -> list[tuple[s
 def _load(ctx: Context, raw: bytes | None, display: str) -> dict[str, Any]:
     # The bytes the command's own config load validated skip the YAML parser and the
     # validator; another revision's config is read and not remembered in their place.
-    cache = config_mod.validation_cache(ctx.git.tools_dir())
+    cache = config_mod.validation_cache(ctx.git.tools_dir(), no_cache=ctx.opts.no_cache)
     return config_mod.load_merged(raw, display=display, cache=cache, remember=False)
 
 

@@ -71,12 +71,21 @@ _FEW_OBJECTS = 16
 class Git:
     """A repository, opened once per invocation."""
 
-    def __init__(self, path: Path | str | None = None, *, bare_ok: bool = False):
+    def __init__(
+        self,
+        path: Path | str | None = None,
+        *,
+        bare_ok: bool = False,
+        staged_probe: str | None = None,
+    ):
+        """``staged_probe``: a path whose index entry the discovery asks for too (a hook's
+        question whether the commit being made holds the protocol: one git process, not two);
+        :meth:`staged_id` answers it."""
         start = Path(path) if path is not None else Path.cwd()
         if not start.exists():
             raise UsageError(f"not a git repository: {start} does not exist")
-        found = _discover(start, top_only=path is not None)
-        self.root, self._git_dir, self.bare, self.hooks_dir = found
+        found = _discover(start, top_only=path is not None, probe=staged_probe)
+        self.root, self._git_dir, self.bare, self.hooks_dir, self._probed = found
         if self.bare and not bare_ok:
             raise UsageError(
                 f"a bare repository has no working tree to judge: {start} (only the message "
@@ -410,6 +419,15 @@ class Git:
         else:
             raw = self.out("--literal-pathspecs", "ls-files", "-s", "-z", "--", path)
         return next((e for e in parse_ls(raw, staged=not rev) if e.path == path), None)
+
+    def staged_id(self, path: str) -> str | None:
+        """The object id of ``path``'s entry in the index (stage 0), or None when there is none:
+        what the discovery read when ``path`` was its ``staged_probe``, else asked of the
+        batch (a blob's only)."""
+        if path in self._probed:
+            return self._probed[path]
+        found = self.blob_header("", path)
+        return found[0] if found is not None else None
 
     def blob_header(self, rev: str, path: str) -> tuple[str, int] | None:
         """(object id, size) of ``path`` at ``rev`` without reading its content, or None."""
@@ -830,14 +848,19 @@ _PATCH_FIXED = (
 )
 
 
-def _discover(start: Path, *, top_only: bool) -> tuple[Path, Path, bool, Path]:
-    """(root, git directory, bare, hooks folder) of the repository at ``start``: its top, or
-    its git directory when bare; the hooks folder as git runs hooks from it
+def _discover(
+    start: Path, *, top_only: bool, probe: str | None = None
+) -> tuple[Path, Path, bool, Path, dict[str, str | None]]:
+    """(root, git directory, bare, hooks folder, probed) of the repository at ``start``: its
+    top, or its git directory when bare; the hooks folder as git runs hooks from it
     (``core.hooksPath`` as configured: this one question runs with the user's hooks setting).
     ``top_only``: ``start`` must be that top (a folder below it, or one that is no repository,
-    is refused); else ``start`` may lie anywhere inside it."""
+    is refused); else ``start`` may lie anywhere inside it. ``probe``: a path whose index
+    entry is asked for last, in the same process (``probed`` maps it to its object id or
+    None; it is left out when git could not answer, a bare repository's case)."""
     if not start.is_dir():
         raise UsageError(f"not a git repository: {start}")
+    asked = [] if probe is None or "\n" in probe else ["--verify", "-q", f":0:{probe}"]
     status, out, err = run_git(
         start,
         "rev-parse",
@@ -846,10 +869,20 @@ def _discover(start: Path, *, top_only: bool) -> tuple[Path, Path, bool, Path]:
         "--git-path",
         "hooks",
         "--show-toplevel",
+        *asked,
         ok=None,
+        repository=bool(asked),  # the index git commits from (``commit -a``'s own)
         hooks_off=False,  # rev-parse runs no hook; the configured hooks folder is asked for
     )
     lines = decode(out).split("\n")
+    probed: dict[str, str | None] = {}
+    if asked and probe is not None and len(lines) >= 5 and lines[1] == "false":
+        # ``--verify -q`` on the last query: its id on a fifth line, or exit 1 without one.
+        if status == 0 and lines[4]:
+            probed[probe] = lines[4]
+        elif status == 1 and lines[3] and not lines[4]:
+            probed[probe] = None
+            status = 0
     if len(lines) < 4 or lines[1] not in ("true", "false"):
         fatal = decode(err).strip().splitlines()
         if fatal and "not a git repository" not in fatal[-1]:
@@ -871,4 +904,4 @@ def _discover(start: Path, *, top_only: bool) -> tuple[Path, Path, bool, Path]:
             raise UsageError(f"not a git repository: {start}")
         raise UsageError(f"not the top of a git repository: {start} (its top is {root})")
     hooks = Path(os.path.normpath(start.absolute() / lines[2]))  # relative to ``start``
-    return root, git_dir, bare, hooks
+    return root, git_dir, bare, hooks, probed
