@@ -11,10 +11,12 @@ after the last row are tolerated, a blank line between rows is not (markdown end
 there, so the rows after it silently stop being a table).
 """
 
+import functools
 import re
 from array import array
-from collections.abc import Iterator, Sequence
-from typing import NamedTuple
+from collections.abc import Callable, Iterator, Sequence
+from operator import lt
+from typing import Any, NamedTuple
 
 from tools.appendonly import Entry
 from tools.git import decode, encode
@@ -51,9 +53,26 @@ _B_ROW = (
     rb"\|" + _B_FILLED + _B_CELL + rb"\|" + _B_FILLED + _B_CELL + rb"\|[ \t\r]*+\n"
 )
 _ROWS = re.compile(rb"(?:" + _B_ROW + rb")*+")
+# The same rows for RE2, whose automaton reads a large body several times faster than ``re``:
+# no possessive quantifier is needed (each one above is followed by a byte it cannot take,
+# so it never gives anything back), and the lookahead of _B_FILLED is spelled out: blanks,
+# then either a character of its class other than a backslash and the rest of the cell, or
+# the cell's escape runs from its first character.
+_R_ESC = rb"\\+[^\\\n][^\\|\n]*"
+_R_FILLED = (
+    rb"[ \t]*(?:[\x21-\x5b\x5d-\x7b\x7d\x7e][^\\|\n]*(?:" + _R_ESC + rb")*|(?:" + _R_ESC + rb")+)"
+)
+_R_AFTER_ISSUE = (
+    rb"[ \t]*\|[ \t]*(?:[A-Z0-9][A-Za-z0-9_.\-]*|\xe2\x80\x94)[ \t]*"
+    rb"\|" + _R_FILLED + rb"\|" + _R_FILLED + rb"\|[ \t\r]*\n"
+)
+_R_ROW = rb"[ \t]*\|[ \t]*(?:#[0-9]+|\[#[0-9]+\]\([\x21-\x27\x2a-\x7e]+\))" + _R_AFTER_ISSUE
+_R_PLAIN_ROW = rb"\| #[0-9]+" + _R_AFTER_ISSUE  # a row of _R_ROW that starts ``| #N``
+_RE2_FROM = 1 << 18  # body bytes from which RE2 pays for its import (about 3 ms)
 # The key of each row read by _ROWS, from the newline before it (a literal: the search
 # jumps from newline to newline instead of trying every position).
 _KEYS = re.compile(rb"\n[ \t]*+\|[ \t]*+\[?#([0-9]++)")
+_PLAIN_KEYS = re.compile(rb"\n\| #([0-9]+)")  # the same, for rows spelled ``| #N``
 _CHUNK = 1 << 20
 _ASCII_BLANKS = b" \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f"
 # Cheap: the issue number of anything that looks like a row (used only to subtract sets).
@@ -350,7 +369,10 @@ def parse_bytes(raw: bytes) -> Table:
     Well-formed rows are read in bulk by :data:`_ROWS`, a bytes pattern that accepts only
     rows that :func:`parse_row` reads the same way (and leaves anything it cannot prove to
     it: a non-ASCII character where a cell must start, other whitespace, a row without its
-    trailing pipe); every other line goes through :func:`parse_row`, one line at a time.
+    trailing pipe); every other line goes through :func:`parse_row`, one line at a time. A
+    large body is read by RE2's spelling of the same pattern (:data:`_R_ROW`), its keys are
+    checked for repeats as they are read, and its rows' line numbers are a range while no
+    line breaks the run.
     """
     table = Table(raw)
     frame: list[str] = []
@@ -391,24 +413,106 @@ def parse_bytes(raw: bytes) -> Table:
     return table
 
 
+RowsEnd = Callable[[bytes, int, int], tuple[int, bool]]
+
+
+def _rows_end(size: int) -> RowsEnd:
+    """The end of the run of well-formed rows from ``pos`` (``end`` at most), and whether
+    each of its lines starts ``| #N``; read by the bytes pattern: RE2's for a body of
+    ``size`` bytes past :data:`_RE2_FROM`, else ``re``'s (both accept the same lines)."""
+    if size < _RE2_FROM:
+
+        def by_re(raw: bytes, pos: int, end: int) -> tuple[int, bool]:
+            rows = _ROWS.match(raw, pos, end)  # never None: zero rows is a match
+            return (rows.end() if rows else pos), False
+
+        return by_re
+    plain, bulk = _re2_rows()
+
+    def by_re2(raw: bytes, pos: int, end: int) -> tuple[int, bool]:
+        if plain.fullmatch(raw, pos, end):
+            return end, True
+        rows = bulk.match(raw, pos, end)
+        return (int(rows.end()) if rows else pos), False
+
+    return by_re2
+
+
+@functools.cache
+def _re2_rows() -> tuple[Any, Any]:
+    """RE2's patterns of :data:`_R_PLAIN_ROW` and :data:`_R_ROW` runs."""
+    import re2  # type: ignore[import-untyped]  # google-re2 ships no type information
+
+    options = re2.Options()
+    options.encoding = re2.Options.Encoding.LATIN1  # a byte is a character: any bytes read
+    options.log_errors = False
+    return tuple(re2.compile(b"(?:" + row + b")*", options) for row in (_R_PLAIN_ROW, _R_ROW))
+
+
+class _Keys:
+    """The issue numbers of a body's rows in file order, machine integers (8 bytes a row)
+    until one past 2**63 turns them into a list; and whether one repeats, found while they
+    are read: while they only rise none can (one comparison a row), after that by the set of
+    those seen, which lives as long as the reading."""
+
+    def __init__(self) -> None:
+        self.keys: array[int] | list[int] = array("q")
+        self._last: int | None = None  # the last key while every key so far rose
+        self._seen: set[int] | None = None
+        self.unique = True
+
+    def add(self, values: list[int]) -> None:
+        if not values:
+            return
+        if self._last is not None or not self.keys:
+            last = self._last
+            if (last is None or last < values[0]) and all(map(lt, values, values[1:])):
+                self._last = values[-1]
+            else:
+                self._last = None
+                self._seen = set(self.keys)
+        seen = self._seen
+        if seen is not None and self.unique:
+            before = len(seen)
+            seen.update(values)
+            if len(seen) - before != len(values):
+                self.unique, self._seen = False, None  # a repeat: the set has answered
+        if isinstance(self.keys, list):
+            self.keys.extend(values)
+            return
+        try:
+            self.keys.extend(array("q", values))  # built whole first: all or nothing
+        except OverflowError:
+            self.keys = [*self.keys, *values]
+
+
+def _run_keys(raw: bytes, pos: int, stop: int, plain: bool) -> list[int]:
+    """The issue numbers of the rows from ``pos`` to ``stop`` (every line a row, as the bulk
+    pattern read them): the spelling ``| #N`` in one literal search when every line has it
+    (``plain``: known to), else each row's key as :data:`_KEYS` reads it."""
+    found = _PLAIN_KEYS.findall(raw, pos - 1, stop)
+    if not plain and len(found) != raw.count(b"\n", pos, stop):
+        found = _KEYS.findall(raw, pos - 1, stop)
+    return list(map(int, found))
+
+
 def _scan_body(table: Table, raw: bytes, pos: int, end: int, line_no: int) -> None:
-    # Machine integers, 8 bytes a row (an issue number past 2**63 turns the keys into a list).
-    keys: array[int] | list[int] = array("q")
-    lines: array[int] = array("q")
+    keys = _Keys()
+    # The rows' line numbers: a range while every body line so far is a row (the common
+    # case, which then holds no number per row), an array from the first line that is not.
+    first = line_no
+    lines: array[int] | None = None
+    rows_end = _rows_end(end - pos)
     while pos < end:
         # A chunk of whole lines at a time, so that the keys found are few at any moment.
         cut = raw.find(b"\n", min(end, pos + _CHUNK), end)
         chunk_end = end if cut < 0 else cut + 1
-        rows = _ROWS.match(raw, pos, chunk_end)
-        stop = rows.end() if rows else pos
+        stop, plain = rows_end(raw, pos, chunk_end)
         if stop > pos:
-            found = _KEYS.findall(raw, pos - 1, stop)
-            values = list(map(int, found))
-            try:
-                keys.extend(array("q", values))  # built whole first: all or nothing
-            except OverflowError:
-                keys = [*keys, *values]
-            lines.extend(range(line_no, line_no + len(found)))
+            found = _run_keys(raw, pos, stop, plain)
+            keys.add(found)
+            if lines is not None:
+                lines.extend(range(line_no, line_no + len(found)))
             line_no += len(found)
             pos = stop
             if stop == chunk_end:
@@ -418,23 +522,20 @@ def _scan_body(table: Table, raw: bytes, pos: int, end: int, line_no: int) -> No
         nl = raw.find(b"\n", pos, end)
         stop = end if nl < 0 else nl
         line = decode(raw[pos:stop])
-        if not line.strip():
-            table.malformed.append(
-                (line_no, "blank line inside the table: markdown ends the table here")
-            )
-        else:
-            row = parse_row(line, line_no)
-            if isinstance(row, str):
-                table.malformed.append((line_no, row))
-            else:
-                try:
-                    keys.append(row.key)
-                except OverflowError:
-                    keys = [*keys, row.key]
+        row = parse_row(line, line_no) if line.strip() else None
+        if isinstance(row, Row):
+            keys.add([row.key])
+            if lines is not None:
                 lines.append(line_no)
+        else:
+            why = row or "blank line inside the table: markdown ends the table here"
+            table.malformed.append((line_no, why))
+            if lines is None:
+                lines = array("q", range(first, line_no))
         pos, line_no = stop + 1, line_no + 1
-    table.row_keys = keys
-    table.row_lines = lines
+    table.row_keys = keys.keys
+    table.row_lines = lines if lines is not None else range(first, line_no)
+    table._unique = keys.unique
 
 
 def quick_keys(text: str) -> set[int]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import weakref
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from tools import index_compare, index_table
@@ -23,6 +24,7 @@ from tools.appendonly import (
     losses,
     read_now,
 )
+from tools.background import Background
 from tools.gates.commit_range import RANGE_EMPTY, range_commits
 from tools.git import Commit, decode
 from tools.index_table import Row, Table
@@ -158,34 +160,87 @@ RULES = declare(
 )
 
 _CACHE = 16  # blobs kept while walking: a linear walk and its merges' parents hit it
+_AHEAD_FROM = 1 << 20  # bytes of the file judged now from which its proofs run on a thread
 
 
-# Tables by content: the same file at several points (the working tree and HEAD, the merge
-# base and a walked commit's parent) is parsed once while any snapshot holds it.
-_TABLES: weakref.WeakValueDictionary[bytes, Table] = weakref.WeakValueDictionary()
+# Tables by the bytes object they read: the same file at several points (the working tree and
+# HEAD, the merge base and a walked commit's parent) is one object (the blob reader hands out
+# the copy already held) and is parsed once while any snapshot holds it. Keyed by identity, not
+# by content (hashing a 42 MB file costs more than the lookup saves); a table holds its bytes,
+# so an id in here is never reused while its entry lives.
+_TABLES: weakref.WeakValueDictionary[int, Table] = weakref.WeakValueDictionary()
 
 
 class Snapshot:
-    """The index file at one point, parsed only when a slow path needs the table."""
+    """The index file at one point, read when a check needs its bytes (``load``) and parsed
+    only when a slow path needs the table. ``oid``: its blob id, when known (the same id is
+    the same bytes)."""
 
-    def __init__(self, raw: bytes | None):
-        self.raw = raw
+    def __init__(
+        self,
+        raw: bytes | None,
+        load: Callable[[], bytes] | None = None,
+        oid: str | None = None,
+    ):
+        self._raw = raw
+        self._load = load
+        self.oid = oid
         self._table: Table | None = None
 
     @property
     def exists(self) -> bool:
-        return self.raw is not None
+        return self._raw is not None or self._load is not None
+
+    @property
+    def raw(self) -> bytes | None:
+        if self._load is not None:
+            self._raw, self._load = self._load(), None
+        return self._raw
+
+    def same(self, other: Snapshot) -> bool:
+        """Whether both hold the same bytes (by blob id when both are known)."""
+        if self.oid is not None and other.oid is not None:
+            return self.oid == other.oid
+        return self.raw == other.raw
 
     @property
     def table(self) -> Table:
         if self._table is None:
             raw = self.raw or b""
-            table = _TABLES.get(raw)
-            if table is None:
+            table = _TABLES.get(id(raw))
+            if table is None or table.raw is not raw:
                 table = index_table.parse_bytes(raw)
-                _TABLES[raw] = table
+                _TABLES[id(raw)] = table
             self._table = table
         return self._table
+
+
+class _Prefixes:
+    """Which blobs are line-aligned prefixes of ``data`` (the whole of it included), proved
+    by hashing ``data``'s start the way git names blobs, never by reading the blob."""
+
+    def __init__(self, data: bytes | None):
+        self.data = data
+        self._view = memoryview(data) if data is not None else None
+        self._known: dict[str, bool] = {}
+
+    def holds(self, head: tuple[str, int]) -> bool:
+        oid, size = head
+        if oid not in self._known:
+            view = self._view
+            self._known[oid] = view is not None and blob_starts(
+                oid, size, lambda a, b: view[a:b], len(view)
+            )
+        return self._known[oid]
+
+    def proved(self, oid: str) -> bool:
+        """Whether :meth:`holds` already answered for ``oid``."""
+        return oid in self._known
+
+    def whole(self, head: tuple[str, int] | None) -> bool:
+        """Whether the blob of ``head`` is ``data`` itself."""
+        data = self.data
+        return head is not None and data is not None and head[1] == len(data) and self.holds(head)
 
 
 class _Blobs:
@@ -194,16 +249,18 @@ class _Blobs:
     Commits map to (blob id, size) by a header lookup that reads no content; contents are
     read once per distinct blob and kept in a small LRU. ``appended`` proves an ordinary
     commit a pure append without reading its blobs when both are prefixes of the head's
-    file: git's own object hash of the head's first ``size`` bytes names the blob.
+    file: git's own object hash of the head's first ``size`` bytes names the blob. A blob
+    proved a prefix of the file judged now is never read: its bytes are that file's start.
     """
 
-    def __init__(self, ctx: Context, path: str):
+    def __init__(self, ctx: Context, path: str, now: bytes | None = None):
         self.ctx, self.path = ctx, path
         self._headers: dict[str, tuple[str, int] | None] = {}
         self._content: OrderedDict[str, Snapshot] = OrderedDict()
-        self._prefix: dict[str, bool] = {}
-        self._ref: bytes | None = None
-        self.known: list[bytes] = []  # contents already held (the file judged now)
+        self.now = _Prefixes(now)
+        self._ref = _Prefixes(None)
+        self._ahead: Background[None] | None = None
+        self.known: list[bytes] = [now] if now is not None else []
 
     def header(self, sha: str | None) -> tuple[str, int] | None:
         if sha is None:
@@ -212,36 +269,66 @@ class _Blobs:
             self._headers[sha] = self.ctx.git.blob_header(sha, self.path)
         return self._headers[sha]
 
+    def prove_now(self, shas: list[str | None]) -> None:
+        """Look up the blobs of ``shas`` and prove which are prefixes of the file judged now,
+        on a thread: hashing releases the interpreter, which reads the table meanwhile."""
+
+        def work() -> None:
+            for sha in shas:
+                head = self.header(sha)
+                if head is not None:
+                    self.now.holds(head)
+
+        if self.now.data is not None and len(self.now.data) >= _AHEAD_FROM:
+            self._ahead = Background(work)
+
+    def settle(self) -> None:
+        """Wait for :meth:`prove_now`'s thread (its caches are then this thread's alone)."""
+        if self._ahead is not None:
+            ahead, self._ahead = self._ahead, None
+            ahead.result()
+
+    def prefix_of_now(self, sha: str | None) -> bool:
+        """Whether ``sha``'s file is a line-aligned prefix of the file judged now."""
+        self.settle()
+        head = self.header(sha)
+        return head is not None and self.now.holds(head)
+
+    def is_now(self, sha: str | None) -> bool:
+        """Whether ``sha``'s file is the file judged now, byte for byte."""
+        self.settle()
+        return self.now.whole(self.header(sha))
+
     def at(self, sha: str | None) -> Snapshot:
+        self.settle()
         head = self.header(sha)
         if head is None:
             return Snapshot(None)
         snap = self._content.get(head[0])
         if snap is None:
-            data = self.ctx.git.object(head[0])
-            # Keep one copy of a content already held: a large index is read more than once.
-            data = next((k for k in self.known if k == data), data)
-            snap = Snapshot(data)
-            self._content[head[0]] = snap
+            oid, size = head
+            snap = Snapshot(None, lambda: self._read(oid, size), oid)
+            self._content[oid] = snap
             if len(self._content) > _CACHE:
                 self._content.popitem(last=False)
         else:
             self._content.move_to_end(head[0])
         return snap
 
+    def _read(self, oid: str, size: int) -> bytes:
+        now = self.now.data
+        if now is not None and self.now.holds((oid, size)):
+            return now if size == len(now) else now[:size]  # proved: no read from git
+        data = self.ctx.git.object(oid)
+        # Keep one copy of a content already held: a large index is read more than once.
+        return next((k for k in self.known if k == data), data)
+
     def use_reference(self, sha: str | None) -> None:
         """The commit whose file the prefix proofs compare against (the range's head)."""
-        self._ref = self.at(sha).raw if sha else None
-
-    def _is_ref_prefix(self, head: tuple[str, int]) -> bool:
-        oid, size = head
-        if oid not in self._prefix:
-            ref = self._ref
-            view = memoryview(ref) if ref is not None else None
-            self._prefix[oid] = view is not None and blob_starts(
-                oid, size, lambda a, b: view[a:b], len(view)
-            )
-        return self._prefix[oid]
+        if self.is_now(sha):
+            self._ref = self.now  # the same bytes: the proofs already made hold for it
+        else:
+            self._ref = _Prefixes(self.at(sha).raw if sha else None)
 
     def prove_ahead(self, pairs: list[tuple[str, str]]) -> None:
         """Hash the candidates of :meth:`appended` for ``pairs`` up front, on every core:
@@ -252,15 +339,15 @@ class _Blobs:
             if hp is None or hc is None or hp[0] == hc[0] or hp[1] > hc[1]:
                 continue
             for head in (hp, hc):
-                if head[0] not in self._prefix:
+                if not self._ref.proved(head[0]):
                     todo[head[0]] = head
-        if len(todo) < 8 or self._ref is None:
+        if len(todo) < 8 or self._ref.data is None:
             return
         from concurrent.futures import ThreadPoolExecutor
 
         workers = min(len(todo), os.cpu_count() or 1)
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            list(pool.map(self._is_ref_prefix, todo.values()))
+            list(pool.map(self._ref.holds, todo.values()))
 
     def appended(self, parent: str, child: str) -> bool:
         """Whether ``child``'s file is ``parent``'s with lines added at the end (proved
@@ -270,7 +357,7 @@ class _Blobs:
             return False
         if hp[0] == hc[0]:
             return True
-        return hp[1] <= hc[1] and self._is_ref_prefix(hp) and self._is_ref_prefix(hc)
+        return hp[1] <= hc[1] and self._ref.holds(hp) and self._ref.holds(hc)
 
 
 def _row_ref(row: Row) -> str:
@@ -311,13 +398,15 @@ def _against_base(
     base: Snapshot,
     now: Snapshot,
     where: str,
+    appended: bool = False,
 ) -> None:
-    """row-removed, row-edited, header-changed: ``now`` against ``base`` (named ``where``)."""
+    """row-removed, row-edited, header-changed: ``now`` against ``base`` (named ``where``);
+    ``appended``: ``base`` is already proved a line-aligned prefix of ``now``."""
     if not base.exists:
         return
     if not now.exists:
         now = Snapshot(b"")  # a file gone since the base is judged as emptied
-    elif is_prefix(base.raw or b"", now.raw or b""):
+    elif appended or is_prefix(base.raw or b"", now.raw or b""):
         return  # appended to: every base row is there, unaltered
     for loss in _losses(base.table, now.table):
         if loss.kind == "removed":
@@ -366,7 +455,7 @@ def _union_duplicates(
     result: GateResult, path: str, merge_base: Snapshot, tip: Snapshot, now: Snapshot, ref: str
 ) -> None:
     """Issue numbers added since M both on the base tip and here: a union carries both."""
-    if not tip.exists or not now.exists or tip.raw == merge_base.raw:
+    if not tip.exists or not now.exists or tip.same(merge_base):
         return
     old = index_table.quick_keys(decode(merge_base.raw or b""))
     theirs = {r.key: r for r in _rows_after(merge_base, tip) if r.key not in old}
@@ -533,26 +622,27 @@ def run(ctx: Context) -> GateResult:
     if ctx.opts.staged:
         return _staged(ctx, result, path)
     now = Snapshot(read_now(ctx, path))
+    # One reader for every commit's file: the merge base is often a walked commit's parent.
+    blobs = _Blobs(ctx, path, now.raw)
+    sel = ctx.range
+    if sel.skip_reason is None:
+        blobs.prove_now([sel.merge_base, sel.head])
     _base_free(result, path, now)
     commits = range_commits(ctx, result)
     if commits is None:  # no base: the base-free checks stand, the rest is a skip
         if not now.exists:
             result.add(INDEX_ABSENT.id, f"{path} does not exist now", path=path)
         return result
-    sel = ctx.range
-    # One reader for every commit's file: the merge base is often a walked commit's parent.
-    blobs = _Blobs(ctx, path)
-    if now.raw is not None:
-        blobs.known.append(now.raw)
     base = blobs.at(sel.merge_base)
     if not base.exists and not now.exists:
         return _absent(result, path, "the merge base")
-    _against_base(result, path, base, now, "the merge base")
+    appended = blobs.prefix_of_now(sel.merge_base)
+    _against_base(result, path, base, now, "the merge base", appended)
     tip = blobs.at(sel.base)
     _union_duplicates(result, path, base, tip, now, sel.base_ref or "the base")
     blobs.use_reference(sel.head)
     _walk(ctx, result, path, commits, blobs)
-    if sel.head and not ctx.opts.head:
+    if sel.head and not ctx.opts.head and not blobs.is_now(sel.head):
         # The working tree is judged; an uncommitted edit is one more ordinary change.
         head = blobs.at(sel.head)
         if head.raw != now.raw:
