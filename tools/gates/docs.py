@@ -3,7 +3,9 @@
 Each rule of ``docs.rules`` is judged per commit, against its first parent (a root commit
 against the empty tree), merges excluded, or on the staged change. The changed paths come from
 the range's one ``git log`` pass; the added lines that ``when_added_line`` needs are read in
-one more ``diff-tree --stdin`` pass over only the commits and paths that could still fire.
+one more ``diff-tree --stdin`` pass over only the commits and paths that could still fire, and
+the rows of the matrices from their patches in another, over the commits that change one
+(:mod:`tools.gates.docs_rows`: each version of a matrix is parsed whole at most once).
 
 ``docs.spec_now``: a lifecycle move on a row of a matrix file requires the row's linked spec
 to change in the same commit with a non-empty ``Now`` section. A row is identified by its
@@ -15,17 +17,25 @@ A ``docs.rules`` entry may be triggered by a row of a matrix moving into given s
 """
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, NamedTuple
 
 from tools import markdown, mdlinks
+from tools.background import Background
 from tools.bounded import ConfigPattern, config_pattern
 from tools.commit_messages import config_where
 from tools.config_model import CheckpointRule, StatusMatrix
 from tools.gates.commit_range import RANGE_EMPTY, range_commits
-from tools.git import Change, Commit, decode
+from tools.gates.docs_rows import MatrixRow as MatrixRow
+from tools.gates.docs_rows import Move as Move
+from tools.gates.docs_rows import RowSpec as RowSpec
+from tools.gates.docs_rows import Version, parse_version, spliced, version_moves
+from tools.gates.docs_rows import matrix_rows as matrix_rows
+from tools.gates.docs_rows import read_rows as read_rows
+from tools.gates.docs_rows import row_moves as row_moves
+from tools.gates.docs_rows import table_rows as table_rows
+from tools.git import Change, Commit, PathPatch, decode
 from tools.globs import Globs
-from tools.lazy_regex import LazyRegex
 from tools.report import GateResult, Rule, declare
 
 if TYPE_CHECKING:
@@ -102,7 +112,6 @@ RULES = declare(
 )
 
 _SHOWN_PATHS = 20  # triggering paths named in one finding; the rest are counted
-_ONE_CODE = LazyRegex(r"`([^`]+)`")  # a cell that is one single-backtick code span
 
 
 class _Step(NamedTuple):
@@ -182,38 +191,11 @@ class _DocsRule(NamedTuple):
         return any(self.counts(c) and self._touches(self.require, c) for c in changes)
 
 
-# Matrix versions read ahead in one batch each, and the most held in memory at once.
-_PREFETCH_BATCH = 128
-_PREFETCH_BYTES = 64 << 20
-
-
 class _Reader:
     """Blobs at a step's two sides: the commit and its parent, or the index and HEAD."""
 
     def __init__(self, ctx: "Context"):
         self.git = ctx.git
-        self._read: dict[tuple[str, str], bytes | None] = {}  # what prefetch read
-
-    def prefetch(self, steps: list[_Step], paths: set[str]) -> None:
-        """Read both sides of every change of ``paths`` in the commits of ``steps`` in
-        batches (a round trip per blob was most of a 300-commit run's git time), up to
-        :data:`_PREFETCH_BYTES`; what is past it is read when it is judged."""
-        wanted: list[tuple[str, str]] = []
-        for step in steps:
-            if step.commit is None:
-                continue
-            for change in step.changes:
-                if change.path in paths and change.status != "D":
-                    wanted.append((step.commit, change.path))
-                    if step.parent:
-                        wanted.append((step.parent, change.old_path or change.path))
-        held = 0
-        for at in range(0, len(wanted), _PREFETCH_BATCH):
-            read = self.git.blobs_at(wanted[at : at + _PREFETCH_BATCH])
-            self._read.update(read)
-            held += sum(len(blob) for blob in read.values() if blob is not None)
-            if held > _PREFETCH_BYTES:
-                break
 
     def new(self, step: _Step, path: str) -> bytes | None:
         if step.commit is None:
@@ -224,8 +206,6 @@ class _Reader:
         return self._at(step.parent, path) if step.parent else None
 
     def _at(self, rev: str, path: str) -> bytes | None:
-        if (rev, path) in self._read:
-            return self._read[(rev, path)]
         return self.git.blob(rev, path)
 
 
@@ -333,169 +313,13 @@ def _judge_rules(
             _fire(result, rule, step, hits)
 
 
-# -- matrix rows (§4.4 "Rows, precisely") ----------------------------------------------------
-class RowSpec(NamedTuple):
-    """How rows of a matrix are read: their state tokens, the key column (1-based) and the
-    state column (a header name or a 1-based index; None: the last state token on the row)."""
-
-    states: frozenset[str]
-    key_column: int = 1
-    state_column: str | int | None = None
-
-
-class MatrixRow(NamedTuple):
-    line: int  # 1-based
-    key: str  # the key cell (the first by default), stripped
-    text: str  # the whole line
-    states: tuple[str, ...]  # the backticked tokens of `states` on the line, in order
-    table: tuple[str, int] = ("", 0)  # the header line's text and its ordinal among its kind
-    state: str | None = None  # the row's state (§4.4): its state cell's, or the last token
-    header: bool = False
-    table_line: int = 0  # the table's header line
-
-
-def table_rows(doc: markdown.Document) -> list[tuple[int, str, str, tuple[str, ...]]]:
-    r"""(1-based line, first cell, line, code spans) of each row of each GFM table of a
-    matrix file (the header row included, the delimiter row not): a table ends at a blank
-    line, a row needs no trailing pipe, and ``\|`` is an escaped pipe inside a cell (kept in
-    the first cell)."""
-    return [
-        (row.line, row.cells[0] if row.cells else "", doc.lines[row.line - 1], row.codes)
-        for table in doc.tables
-        for row in table.rows
-    ]
-
-
-def _states(
-    line: str, states: frozenset[str], codes: Sequence[str] | None = None
-) -> tuple[str, ...]:
-    """The state tokens of a row line, in order (``codes``: its code spans, when known)."""
-    found = markdown.code_texts(line) if codes is None else [c.strip(" \t\n") for c in codes]
-    return tuple(tok for tok in found if tok in states)
-
-
-def _column(header: markdown.Row, column: str | int) -> int | None:
-    """The 0-based index of the state column in a table with ``header`` (None: it has none)."""
-    if isinstance(column, int):
-        return column - 1
-    wanted = column.strip().casefold()
-    for k, (cell, plain) in enumerate(zip(header.cells, header.plain, strict=False)):
-        if wanted in (cell.strip().casefold(), plain.strip().casefold()):
-            return k
-    return None
-
-
-def _cell_state(row: markdown.Row, index: int | None, states: frozenset[str]) -> str | None:
-    """The state in the row's state cell: its last backticked state token, else the cell's
-    whole text when that is a state token."""
-    if index is None or index >= len(row.cells):
-        return None
-    cell = row.cells[index]
-    if "`" not in cell:
-        found: list[str] = []
-    else:
-        one = _ONE_CODE.compiled.fullmatch(cell.strip())
-        # The common cell, one code span and nothing else, is read without a parse.
-        texts = [one.group(1).strip(" \t")] if one else markdown.code_texts(cell)
-        found = [tok for tok in texts if tok in states]
-    if found:
-        return found[-1]
-    plain = row.plain[index].strip() if index < len(row.plain) else row.cells[index].strip()
-    return plain if plain in states else None
-
-
-def read_rows(text: str, spec: RowSpec, *, headers: bool = False) -> list[MatrixRow]:
-    """The rows of every table of a matrix file, each with its table, key and state (the
-    header rows only when ``headers``)."""
-    doc = markdown.parse(text)
-    seen: dict[str, int] = {}
-    out: list[MatrixRow] = []
-    for table in doc.tables:
-        if not table.rows:
-            continue
-        head = table.rows[0]
-        head_text = doc.lines[head.line - 1].strip(" \t\r")
-        ordinal = seen.get(head_text, 0)
-        seen[head_text] = ordinal + 1
-        ident = (head_text, ordinal)
-        index = _column(head, spec.state_column) if spec.state_column is not None else None
-        k = spec.key_column - 1
-        for row in table.rows:
-            if row.header and not headers:
-                continue
-            line = doc.lines[row.line - 1]
-            key = row.cells[k].strip() if k < len(row.cells) else ""
-            tokens = _states(line, spec.states, row.codes)
-            if row.header:
-                state = None
-            elif spec.state_column is None:
-                state = tokens[-1] if tokens else None
-            else:
-                state = _cell_state(row, index, spec.states)
-            out.append(MatrixRow(row.line, key, line, tokens, ident, state, row.header, table.line))
-    return out
-
-
-def matrix_rows(text: str, states: frozenset[str]) -> list[MatrixRow]:
-    """The table rows of a matrix file (header rows included), each with its state tokens."""
-    return read_rows(text, RowSpec(states), headers=True)
-
-
-class Move(NamedTuple):
-    row: MatrixRow
-    before: str | None  # the state it had (None: none, or the row is new)
-    new: bool  # the row appeared (no row of its table and key before it)
-    tables: int  # tables in the file (a row is named by its table when there are several)
-
-    @property
-    def what(self) -> str:
-        was = "(new row)" if self.new else (f"`{self.before}`" if self.before else "(none)")
-        now = f"`{self.row.state}`" if self.row.state else "(none)"
-        return f"{self.name} moved {was} -> {now}"
-
-    @property
-    def name(self) -> str:
-        row = self.row
-        if self.tables <= 1:
-            return f"row {row.key!r}"
-        header, ordinal = row.table
-        nth = f" (#{ordinal + 1} of that header)" if ordinal else ""
-        return f"row {row.key!r} of the table at line {row.table_line} ({header!r}{nth})"
-
-
-def row_moves(old: str | None, new: str, spec: RowSpec) -> list[Move]:
-    """The rows of ``new`` whose state differs from the same row of ``old`` (same table,
-    same key, the n-th of that key matched to the n-th), or that appear with a state.
-    A change of anything else on a row (evidence citing states included) is no move."""
-    with markdown.uncollected():  # a row and a move per table row: 100,000 of each
-        return _row_moves(old, new, spec)
-
-
-def _row_moves(old: str | None, new: str, spec: RowSpec) -> list[Move]:
-    before: dict[tuple[tuple[str, int], str], list[MatrixRow]] = {}
-    for row in read_rows(old or "", spec):
-        before.setdefault((row.table, row.key), []).append(row)
-    rows = read_rows(new, spec)
-    tables = len({r.table for r in rows})
-    seen: dict[tuple[tuple[str, int], str], int] = {}
-    moves: list[Move] = []
-    for row in rows:
-        ident = (row.table, row.key)
-        n = seen.get(ident, 0)
-        seen[ident] = n + 1
-        prev = before.get(ident, [])
-        if n < len(prev):
-            if prev[n].state != row.state:
-                moves.append(Move(row, prev[n].state, False, tables))
-        elif row.state is not None:
-            moves.append(Move(row, None, True, tables))
-    return moves
-
-
+# -- matrix rows (§4.4 "Rows, precisely": tools.gates.docs_rows) ------------------------
 def now_is_filled(text: str) -> bool | None:
     """Whether a ``Now`` section (any level, numbered or not) holds anything but headings
     and blank lines; None when the file has no Now section."""
-    doc = markdown.parse(text)
+    # Only headings and lines are read: the light pass finds the same headings as a whole
+    # parse (its heading reader is the whole parse's), for two thirds of the time.
+    doc = markdown.parse_links(text)
     lines = doc.lines
     nows = [s for s in doc.sections() if s.heading.title == "now"]
     if not nows:
@@ -540,27 +364,134 @@ def _link_target(matrix: str, raw: str) -> tuple[str | None, str]:
     return target.path, ""
 
 
-class _Moves:
-    """The row moves of a matrix in a step, read once per (step, matrix, row spec)."""
+def _patched(steps: list[_Step], matrices: set[str]) -> tuple[list[str], list[str]]:
+    """The commits whose patches are read (those that modify or rename a matrix), and the
+    paths they are read for (the matrices and the old names of those renamed)."""
+    commits: list[str] = []
+    paths: dict[str, None] = dict.fromkeys(sorted(matrices))
+    for step in steps:
+        changes = [c for c in step.changes if c.path in matrices and c.status in ("M", "R")]
+        if step.commit is None or step.parent is None or not changes:
+            continue
+        commits.append(step.commit)
+        paths.update((c.old_path, None) for c in changes if c.old_path is not None)
+    return commits, list(paths)
 
-    def __init__(self, reader: _Reader):
+
+def _matrix_change(step: _Step, matrix: str) -> Change | None:
+    """The change of ``matrix`` in ``step`` whose rows are read (a deletion has none)."""
+    change = next((c for c in step.changes if c.path == matrix), None)
+    return None if change is None or change.status == "D" else change
+
+
+class _Moves:
+    """The row moves of a matrix in a step, read once per (step, matrix, row spec).
+
+    The moves of a matrix are read for every commit of the range at once, oldest first, so
+    that a commit's parent version is most often the one the commit before it made: each
+    version is parsed whole at most once (kept by blob id), and a commit whose patch only
+    rewrites rows inside tables makes its version from its parent's
+    (:func:`tools.gates.docs_rows.spliced`). The patches are read on a thread from the
+    start: git diffs while :meth:`warm` parses the versions the range starts from."""
+
+    def __init__(self, reader: _Reader, steps: list[_Step], matrices: set[str]):
         self.reader = reader
+        self.steps = steps
         self._memo: dict[tuple[str | None, str, RowSpec], list[Move]] = {}
+        self._versions: dict[tuple[str, RowSpec], Version] = {}
+        self._patches: dict[tuple[str, str], PathPatch] | None = None
+        commits, paths = _patched(steps, matrices)
+        self._pending: Background[list[PathPatch]] | None = None
+        if commits:
+            read = functools.partial(reader.git.commit_patches, commits, paths)
+            self._pending = Background(read)
+
+    def warm(self, wanted: Iterable[tuple[str, RowSpec]]) -> None:
+        """Parse the version each of the ``wanted`` matrices is first read against in the
+        range (its first commit's parent's), while git reads the patches."""
+        with markdown.uncollected():
+            for matrix, spec in dict.fromkeys(wanted):
+                for step in self.steps:
+                    change = _matrix_change(step, matrix)
+                    if change is not None and step.commit is not None:
+                        break
+                else:
+                    continue
+                old_path = change.old_path or matrix
+                found = self.reader.git.blob_header(step.parent, old_path) if step.parent else None
+                if found is not None:
+                    read = functools.partial(self.reader.old, step, old_path)
+                    self._version(found[0], spec, read)
 
     def of(self, step: _Step, matrix: str, spec: RowSpec) -> list[Move]:
-        change = next((c for c in step.changes if c.path == matrix), None)
-        if change is None or change.status == "D":
+        change = _matrix_change(step, matrix)
+        if change is None:
             return []
         key = (step.commit, matrix, spec)
         if key not in self._memo:
-            new_raw = self.reader.new(step, matrix)
-            moves: list[Move] = []
-            if new_raw is not None:
-                old_raw = self.reader.old(step, change.old_path or matrix)
-                old = decode(old_raw) if old_raw is not None else None
-                moves = row_moves(old, decode(new_raw), spec)
-            self._memo[key] = moves
+            with markdown.uncollected():  # a row per table row of each version read whole
+                if step.commit is None:
+                    self._memo[key] = self._moves(step, change, spec, None)
+                else:
+                    self._walk(matrix, spec)
         return self._memo[key]
+
+    def _walk(self, matrix: str, spec: RowSpec) -> None:
+        """The moves of ``matrix`` in every commit of the range that changes it."""
+        patches = self._read_patches()
+        for step in self.steps:
+            change = _matrix_change(step, matrix)
+            if change is None or step.commit is None:
+                continue
+            key = (step.commit, matrix, spec)
+            if key not in self._memo:
+                patch = patches.get((step.commit, matrix))
+                self._memo[key] = self._moves(step, change, spec, patch)
+
+    def _read_patches(self) -> dict[tuple[str, str], PathPatch]:
+        """The patch of each matrix in each commit that modifies or renames one, read in one
+        pass: (commit, matrix) -> its patch."""
+        if self._patches is None:
+            found = self._pending.result() if self._pending is not None else []
+            self._patches = {}
+            for patch in found:
+                if patch.commit is not None and patch.new_path is not None:
+                    self._patches.setdefault((patch.commit, patch.new_path), patch)
+        return self._patches
+
+    def _moves(
+        self, step: _Step, change: Change, spec: RowSpec, patch: PathPatch | None
+    ) -> list[Move]:
+        matrix, old_path = change.path, change.old_path or change.path
+        ids = None
+        if patch is not None and patch.old_path == old_path and not patch.patch.binary:
+            ids = patch.ids  # the blobs the patch was read between: the step's two sides
+        if step.parent is None:
+            old = None
+        else:
+            old = self._version(ids and ids[0], spec, lambda: self.reader.old(step, old_path))
+        if ids is not None and old is not None:
+            made = spliced(old, patch.patch.hunks) if patch is not None else None
+            if made is not None:
+                self._versions[(ids[1], spec)] = made.version
+                return version_moves(old, made.version, made.touched)
+        new = self._version(ids and ids[1], spec, lambda: self.reader.new(step, matrix))
+        return [] if new is None else version_moves(old, new)
+
+    def _version(
+        self, blob: str | None, spec: RowSpec, read: Callable[[], bytes | None]
+    ) -> Version | None:
+        """The version of blob ``blob`` (None: not known), read by ``read`` and parsed whole
+        the first time it is asked for."""
+        if blob is not None and (blob, spec) in self._versions:
+            return self._versions[(blob, spec)]
+        raw = read()
+        if raw is None:
+            return None
+        version = parse_version(decode(raw), spec)
+        if blob is not None:
+            self._versions[(blob, spec)] = version
+        return version
 
 
 def _judge_moves(
@@ -618,7 +549,7 @@ def _judge_spec_now(
     reader = moves.reader
     for k, entry in enumerate(ctx.config.docs.spec_now):
         matrix = entry.matrix
-        spec_row = RowSpec(frozenset(entry.states), entry.key_column, entry.state_column)
+        spec_row = _row_spec(entry)
         link = config_pattern(entry.spec_link, config_where(ctx, f"docs.spec_now[{k}].spec_link"))
         touched = False
         for step in steps:
@@ -635,6 +566,10 @@ def _judge_spec_now(
             "nothing to judge",
             path=matrix,
         )
+
+
+def _row_spec(entry: StatusMatrix) -> RowSpec:
+    return RowSpec(frozenset(entry.states), entry.key_column, entry.state_column)
 
 
 def _exists(ctx: "Context", rev: str | None, path: str) -> bool:
@@ -696,8 +631,11 @@ def run(ctx: "Context") -> GateResult:
     result.stats["rules"] = len(rules)
     reader = _Reader(ctx)
     matrices = {e.matrix for e in cfg.spec_now} | {r.rows.matrix for r in rules if r.rows}
-    reader.prefetch(steps, matrices)
-    moves = _Moves(reader)
+    moves = _Moves(reader, steps, matrices)
+    wanted = [(r.rows.matrix, r.rows.spec) for r in rules if r.rows is not None]
+    for entry in cfg.spec_now:
+        wanted.append((entry.matrix, _row_spec(entry)))
+    moves.warm(wanted)
     if rules:
         _judge_rules(ctx, result, rules, steps, moves)
     if cfg.spec_now:

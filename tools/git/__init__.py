@@ -27,12 +27,14 @@ from tools.git.parsers import (
     FilePatch,
     Hunk,
     MergeTree,
+    PathPatch,
     RawChange,
     TreeEntry,
     parse_added_lines,
     parse_log,
     parse_name_status,
     parse_patches,
+    parse_path_patches,
 )
 from tools.git.repository import Git
 from tools.git.runner import (
@@ -63,6 +65,7 @@ __all__ = [
     "Hunk",
     "MergeTree",
     "MergeTreeUnsupported",
+    "PathPatch",
     "RawChange",
     "TreeEntry",
     "clean_env",
@@ -75,6 +78,7 @@ __all__ = [
     "parse_log",
     "parse_name_status",
     "parse_patches",
+    "parse_path_patches",
     "run_git",
     "unquote_c",
 ]

@@ -300,16 +300,25 @@ class IndexView:
         return out + entries[done:]
 
 
-def _patch_path(line: bytes) -> str | None:
-    """The new-side path of a ``+++ b/path`` line (None for ``/dev/null``)."""
+def _patch_path(line: bytes, prefix: bytes = b"b/") -> str | None:
+    """The path of a ``+++ b/path`` line, or with ``prefix`` ``a/`` of a ``--- a/path`` line
+    (None for ``/dev/null``)."""
     name = line[4:]
     if name.startswith(b'"'):
         name = unquote_c(name)
     elif name.endswith(b"\t"):
         name = name[:-1]  # git ends a name holding a space with a tab
-    if not name.startswith(b"b/"):
+    if not name.startswith(prefix):
         return None
     return decode(name[2:])
+
+
+def _index_ids(line: bytes) -> tuple[str, str] | None:
+    """(old, new) blob ids of an ``index OLD..NEW [mode]`` line."""
+    old, dots, new = line[6:].split(b" ", 1)[0].partition(b"..")
+    if not dots or not _is_sha_line(old) or not _is_sha_line(new):
+        return None
+    return old.decode("ascii"), new.decode("ascii")
 
 
 def _is_sha_line(line: bytes) -> bool:
@@ -349,12 +358,14 @@ class _Section:
     from the ``diff --git`` header (None when the header names two paths, a rename) and from
     the ``+++`` line (None for ``/dev/null``, or before that line), and its hunks."""
 
-    __slots__ = ("commit", "path", "new_path", "patch")
+    __slots__ = ("commit", "path", "new_path", "old_path", "ids", "patch")
 
     def __init__(self, commit: str | None, path: str | None) -> None:
         self.commit = commit
         self.path = path
         self.new_path: str | None = None
+        self.old_path: str | None = None  # from the ``---`` line
+        self.ids: tuple[str, str] | None = None  # from the ``index`` line (``--full-index``)
         self.patch = FilePatch()
 
 
@@ -416,6 +427,10 @@ def _patch_sections(raw: bytes, *, commits: bool) -> list[_Section]:
             continue
         elif line.startswith(b"Binary files ") and line.endswith(b" differ"):
             current.patch.binary = True
+        elif line.startswith(b"--- "):
+            current.old_path = _patch_path(line, b"a/")
+        elif line.startswith(b"index "):
+            current.ids = _index_ids(line)
     return sections
 
 
@@ -429,6 +444,26 @@ def parse_added_lines(raw: bytes, *, commits: bool) -> dict[str | None, dict[str
             for hunk in section.patch.hunks:
                 into.extend(hunk.added)
     return found
+
+
+class PathPatch(NamedTuple):
+    """One file of a commit's ``-p --full-index`` patch: the commit, the file's old and new
+    names (None: ``/dev/null``, or no ``---``/``+++`` line, as for a pure rename), the blob
+    ids of both sides (None: no ``index`` line), and its hunks."""
+
+    commit: str | None
+    old_path: str | None
+    new_path: str | None
+    ids: tuple[str, str] | None
+    patch: FilePatch
+
+
+def parse_path_patches(raw: bytes) -> list[PathPatch]:
+    """The files of a ``diff-tree --stdin -p --full-index`` patch, in order."""
+    return [
+        PathPatch(s.commit, s.old_path, s.new_path, s.ids, s.patch)
+        for s in _patch_sections(raw, commits=True)
+    ]
 
 
 def parse_patches(raw: bytes) -> dict[str, FilePatch]:

@@ -23,6 +23,7 @@ from tools.git.parsers import (
     IndexModes,
     IndexView,
     MergeTree,
+    PathPatch,
     RawChange,
     TreeEntry,
     parse_added_lines,
@@ -30,6 +31,7 @@ from tools.git.parsers import (
     parse_ls,
     parse_name_status,
     parse_patches,
+    parse_path_patches,
 )
 from tools.git.runner import (
     Answer,
@@ -368,6 +370,35 @@ class Git:
                 into = found.setdefault(sha or "", {})
                 for path, lines in per_path.items():
                     into.setdefault(path, []).extend(lines)
+        return found
+
+    def commit_patches(self, commits: Sequence[str], paths: Sequence[str]) -> list[PathPatch]:
+        """The ``-U0`` patch of ``paths`` in each of ``commits`` (non-merge) against its
+        parent, renames paired among ``paths``, with the blob ids of both sides, in one
+        ``diff-tree --stdin`` pass (one more per 64 KiB of paths). Hunks are never joined
+        by context (``--inter-hunk-context=0``, whatever the user's config says)."""
+        found: list[PathPatch] = []
+        if not commits or not paths:
+            return found
+        stdin = "".join(f"{sha}\n" for sha in commits).encode("ascii")
+        for chunk in argv_chunks(paths):
+            raw = self.out(
+                *_DIFF_FIXED,
+                "diff-tree",
+                "--stdin",
+                "-r",
+                "-M",
+                "-p",
+                "-U0",
+                "--inter-hunk-context=0",
+                "--full-index",
+                *_PATCH_FIXED,
+                "--",
+                *chunk,
+                input=stdin,
+                attributes=True,
+            )
+            found.extend(parse_path_patches(raw))
         return found
 
     def staged_added_lines(self, paths: Sequence[str]) -> dict[str, list[bytes]]:
