@@ -18,7 +18,6 @@ import contextlib
 import gc
 import itertools
 import re
-import unicodedata
 from collections.abc import Callable, Iterator
 from functools import partial
 from typing import Any, NamedTuple
@@ -28,6 +27,7 @@ import pyromark
 from tools import lines as text_lines
 from tools.errors import UsageError
 from tools.lazy_regex import LazyRegex
+from tools.mdlinks import slug
 
 _O = pyromark.Options
 # GitHub's extensions. Heading attributes ({#id}), math and smart punctuation stay off: GitHub
@@ -818,29 +818,6 @@ def strip_numbering(text: str) -> str:
 # is unambiguous (digits, then a dot that must be followed by a digit or a blank): no backtracking.
 _NUMBERING = re.compile(r"[ \t]*[0-9]+(?:\.[0-9]+)*\.?[ \t]+")
 _NUMBERING_STARTS = frozenset(" \t0123456789")
-
-
-def slug(plain: str) -> str:
-    """GitHub's anchor for a heading's rendered text (before de-duplication): lower case;
-    what is not a letter, mark, number, connector (``_``), hyphen or space dropped; spaces to
-    hyphens."""
-    low = plain.lower()
-    if low.isascii():  # the common case, in one C-level pass
-        return low.translate(_ASCII_SLUG)
-    out: list[str] = []
-    for ch in low:
-        if ch == " ":
-            out.append("-")
-        elif ch == "-" or unicodedata.category(ch) in _KEPT:
-            out.append(ch)
-    return "".join(out)
-
-
-_KEPT = frozenset(["Lu", "Ll", "Lt", "Lm", "Lo", "Mn", "Mc", "Me", "Nd", "Nl", "No", "Pc"])
-_ASCII_SLUG = {
-    c: ("-" if c == 32 else (chr(c) if chr(c).isalnum() or chr(c) in "-_" else None))
-    for c in range(128)
-}
 
 
 def anchor_names(found: list[Heading]) -> list[str]:

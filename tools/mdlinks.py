@@ -1,15 +1,42 @@
 """Where a markdown link points: the resolution of a link target to a repo-relative path, as
-GitHub resolves it (:func:`resolve`), and line anchors (``#L10``, ``#L10-L20``).
+GitHub resolves it (:func:`resolve`), line anchors (``#L10``, ``#L10-L20``), and GitHub's slug
+of a heading (:func:`slug`), here rather than in the parser's module so that a run whose
+files are all cached names a missing anchor's near match without loading the parser.
 
 The links themselves are read by :mod:`tools.markdown` (the one markdown parser).
 """
 
 from __future__ import annotations
 
+import unicodedata
 from typing import NamedTuple
 from urllib.parse import unquote, unquote_to_bytes
 
 from tools.git import decode
+
+
+# -- anchors ---------------------------------------------------------------------------------
+def slug(plain: str) -> str:
+    """GitHub's anchor for a heading's rendered text (before de-duplication): lower case;
+    what is not a letter, mark, number, connector (``_``), hyphen or space dropped; spaces to
+    hyphens."""
+    low = plain.lower()
+    if low.isascii():  # the common case, in one C-level pass
+        return low.translate(_ASCII_SLUG)
+    out: list[str] = []
+    for ch in low:
+        if ch == " ":
+            out.append("-")
+        elif ch == "-" or unicodedata.category(ch) in _KEPT:
+            out.append(ch)
+    return "".join(out)
+
+
+_KEPT = frozenset(["Lu", "Ll", "Lt", "Lm", "Lo", "Mn", "Mc", "Me", "Nd", "Nl", "No", "Pc"])
+_ASCII_SLUG = {
+    c: ("-" if c == 32 else (chr(c) if chr(c).isalnum() or chr(c) in "-_" else None))
+    for c in range(128)
+}
 
 
 # -- targets ---------------------------------------------------------------------------------

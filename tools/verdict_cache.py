@@ -25,8 +25,10 @@ and writes at most one: the entries it computed, through a temp file under
 ``<git common dir>/tools/tmp/`` renamed into place, so a reader sees a whole segment or none.
 
 Verified reads. An entry is used only when its line is whole, its checksum matches its key and
-payload, and its payload is a list of findings of rules the gate declares; anything else is a
-miss: the unit is judged again and its new entry (in a newer segment) wins from then on.
+payload, and its payload is a list of findings of rules the gate declares (in a cache opened
+with a ``data`` reader, such as the links gate's in :mod:`tools.links_cache`, one that reader
+accepts); anything else is a miss: the unit is judged again and its new entry (in a newer
+segment) wins from then on.
 
 Bound. Past :data:`MAX_SEGMENTS` segments or :data:`MAX_BYTES` bytes (``TOOLS_CACHE_MAX_BYTES``
 overrides it) in a gate's folder, the run that notices compacts the folder into one segment of
@@ -165,11 +167,21 @@ def open_for(
 class VerdictCache:
     """One gate's verdicts: read once when opened, new ones written by :meth:`save`."""
 
-    def __init__(self, folder: Path, tmp: Path, prefix: bytes, rules: frozenset[str]) -> None:
+    def __init__(
+        self,
+        folder: Path,
+        tmp: Path,
+        prefix: bytes,
+        rules: frozenset[str],
+        data: Callable[[object], object | None] | None = None,
+    ) -> None:
         self._folder = folder
         self._tmp = tmp
         self._hasher = hashlib.sha256(prefix)
         self._rules = rules
+        # For a cache whose payloads are no findings (:meth:`get_data`): reads a payload's
+        # JSON into what it stands for, None when it is not to be trusted.
+        self._data = data
         self._lines: dict[bytes, bytes] = {}  # key -> its entry line, newest segment's
         self._segments: list[tuple[Path, int]] = []  # what was read: (path, size), oldest first
         self._new: dict[bytes, bytes] = {}  # entries computed by this run
@@ -211,12 +223,45 @@ class VerdictCache:
             self._used.add(key)
         return found
 
-    def _verified(self, key: bytes, line: bytes) -> list[Finding] | None:
+    def get_data(self, key: bytes) -> object | None:
+        """What the payload stored under ``key`` stands for, as the ``data`` reader the cache
+        was opened with reads it (its line whole and its checksum right first); None: none,
+        or one not to be trusted."""
+        line = self._lines.get(key)
+        found = None if line is None else self._read_data(key, line)
+        if found is not None:
+            self._used.add(key)
+        return found
+
+    def _read_data(self, key: bytes, line: bytes) -> object | None:
+        payload = self._payload(key, line)
+        if payload is None or self._data is None:
+            return None
+        try:
+            raw = json.loads(payload)
+        except ValueError:
+            return None
+        return self._data(raw)
+
+    def _trusted(self, key: bytes, line: bytes) -> bool:
+        if self._data is not None:
+            return self._read_data(key, line) is not None
+        return self._verified(key, line) is not None
+
+    @staticmethod
+    def _payload(key: bytes, line: bytes) -> bytes | None:
+        """The payload of an entry line that is whole and whose checksum matches, else None."""
         if len(line) <= _PAYLOAD or line[_KEY] != 32 or line[_PAYLOAD - 1] != 32:  # b" "
             return None
         payload = line[_PAYLOAD:]
         check = hashlib.sha256(key + b" " + payload).hexdigest().encode("ascii")
         if line[_KEY + 1 : _PAYLOAD - 1] != check:
+            return None
+        return payload
+
+    def _verified(self, key: bytes, line: bytes) -> list[Finding] | None:
+        payload = self._payload(key, line)
+        if payload is None:
             return None
         if payload == b"[]":
             return []
@@ -244,7 +289,11 @@ class VerdictCache:
     # -- writing ----------------------------------------------------------------------------
     def put(self, key: bytes, found: list[Finding]) -> None:
         """Keep ``found`` as the verdict of ``key``, written by :meth:`save`."""
-        payload = json.dumps(found, separators=(",", ":"), ensure_ascii=True).encode("ascii")
+        self.put_data(key, found)
+
+    def put_data(self, key: bytes, data: object) -> None:
+        """Keep ``data`` (JSON data) as the payload of ``key``, written by :meth:`save`."""
+        payload = json.dumps(data, separators=(",", ":"), ensure_ascii=True).encode("ascii")
         check = hashlib.sha256(key + b" " + payload).hexdigest().encode("ascii")
         line = key + b" " + check + b" " + payload
         self._new[key] = line
@@ -283,7 +332,7 @@ class VerdictCache:
                 if key in used:
                     continue
                 line = self._lines[key]
-                if self._verified(key, line) is not None and not keep(line):
+                if self._trusted(key, line) and not keep(line):
                     break
         if self._write(kept):
             for path, _ in self._segments:
