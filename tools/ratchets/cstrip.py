@@ -65,6 +65,8 @@ from collections.abc import Callable
 from itertools import accumulate
 from operator import sub
 
+from tools.lazy_regex import LazyRegex
+
 # Phase 2. gcc ends a line at \n, \r\n and a lone \r alike.
 _SPLICE = re.compile(r"\\[ \t\f\v]*(?:\r\n?|\n)")
 
@@ -89,7 +91,9 @@ _RUN = frozenset("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ
 # pp-numbers (their separators inside, so they may run past the quote), the rest one by
 # one. It stops at the identifier glued to the quote, at the quote, or past the number
 # that holds it.
-_AHEAD = re.compile(
+# Compiled on first use (5 ms, the costliest pattern here): only a quote glued to a word or a
+# number needs it.
+_AHEAD = LazyRegex(
     rf"(?:{_IDENT}(?![\"'])|{_PPNUM}|[+\-.]|\\(?!u[0-9A-Fa-f]{{4}}|U[0-9A-Fa-f]{{8}}))*+"
 )
 # A backslash escapes the next character, but a line ending: one just before it (what a
@@ -122,7 +126,8 @@ _NEXT = re.compile(
     )
 )
 _GAP = r"(?:[ \t\f\v]++|/\*(?:[^*]++|\*(?!/))*+\*/)*+"  # blanks and closed comments
-_INCLUDE = re.compile(rf"(?:#|%:){_GAP}(?:include_next|include|import)(?![{_ID}\\]){_GAP}([<\"])")
+# Compiled on first use (2 ms): only a ``#`` or ``%:`` at a line's start needs it.
+_INCLUDE = LazyRegex(rf"(?:#|%:){_GAP}(?:include_next|include|import)(?![{_ID}\\]){_GAP}([<\"])")
 _SUFFIX_AT = re.compile(_SUFFIX)
 # A raw string's delimiter: the basic character set but blanks, parentheses and backslash.
 _DELIM = re.compile(r"[0-9A-Za-z_{}\[\]#<>%:;.?*+\-/^&|~!=,\"']{0,16}")
@@ -256,7 +261,7 @@ def _other(
     # a "#" or "%:"
     if not _line_start(s, p, *comment):
         return copied, e, keep, comment
-    inc = _INCLUDE.match(s, p)
+    inc = _INCLUDE.compiled.match(s, p)
     if inc is None:
         return copied, e, keep, comment
     keep_from = inc.start(1)
@@ -275,7 +280,7 @@ def _glued(s: str, i: int, j: int) -> tuple[int, bool]:
         w -= 1
     if w == j:
         return j, False
-    run = _AHEAD.match(s, w)
+    run = _AHEAD.compiled.match(s, w)
     k = run.end() if run is not None else w
     return k, k > j
 
