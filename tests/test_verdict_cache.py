@@ -474,3 +474,25 @@ def test_the_folder_stays_within_its_bound(
             assert len(segments(repo, gate)) <= 16
     for gate in GATES:
         same_as_without(repo, gate)
+
+
+def test_every_cache_key_reads_the_package_s_files_one_way(tmp_path: Path) -> None:
+    """The one digest of code and data that every cache key of the package names."""
+    from tools import config_cache, links_cache, range_memo, verdict_cache
+
+    assert verdict_cache.module_file("tools.gates.trailers") == "gates/trailers.py"
+    assert verdict_cache.module_file("tools.git") == "git/__init__.py"
+    assert verdict_cache.module_file("tools") == "__init__.py"
+    names = ("tools.gates.style", "tools.commit_messages")
+    files = ("gates/style.py", "commit_messages.py")
+    assert verdict_cache.code_digest(names) == verdict_cache.source_digest(files)
+    # What it hashes is the files' bytes: the digest of the files as they are, computed here.
+    h = hashlib.sha256()
+    for name in files:
+        h.update(name.encode() + b"\0" + (ROOT / "tools" / name).read_bytes() + b"\0")
+    assert verdict_cache.source_digest(files) == h.hexdigest()
+    # Every module a key names exists (a name that read no file would hash its name alone).
+    for module in range_memo.MODULES:
+        assert (ROOT / "tools" / verdict_cache.module_file(module)).is_file(), module
+    for name in (*config_cache._SOURCES, *links_cache.SOURCES):
+        assert (ROOT / "tools" / name).is_file(), name

@@ -51,7 +51,6 @@ _SOURCES = (
     "data/protocol.schema.json",
     "data/defaults.yaml",
 )
-_PACKAGE = Path(__file__).resolve().parent
 _CHECK = 64  # hex digits of the checksum
 
 
@@ -68,27 +67,12 @@ def folder(git_dir: Path, *, no_cache: bool = False) -> Path | None:
     return found
 
 
-_code: list[str] = []  # the digest of _SOURCES, computed once per process
-
-
-def _code_digest() -> str:
-    if not _code:
-        h = hashlib.sha256()
-        for name in _SOURCES:
-            h.update(name.encode() + b"\0")
-            with contextlib.suppress(OSError):
-                h.update((_PACKAGE / name).read_bytes())
-            h.update(b"\0")
-        _code.append(h.hexdigest())
-    return _code[0]
-
-
 def key(raw: bytes | None) -> str:
     """The key of the effective config of ``raw`` (None: no config file)."""
     from tools import __version__
 
     h = hashlib.sha256(HEADER)
-    for part in (__version__, sys.version, _code_digest()):
+    for part in (__version__, sys.version, verdict_cache.source_digest(_SOURCES)):
         h.update(part.encode() + b"\0")
     h.update(b"absent" if raw is None else b"file\0" + raw)
     return h.hexdigest()

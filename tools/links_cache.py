@@ -35,7 +35,6 @@ import hashlib
 import os
 import sys
 import time
-from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from tools import verdict_cache
@@ -59,7 +58,6 @@ SOURCES = (
 # What of the config the extraction reads: nothing (see the module's docstring). It is part
 # of every key all the same, so that a setting that comes to shape it must be named here.
 CONFIG_READ: dict[str, object] = {}
-_PACKAGE = Path(__file__).parent
 _HEX = frozenset("0123456789abcdef")
 # How old a file's last change must be before its stat may stand for its bytes: a change
 # within the same tick of the file system's clock would leave the stat as it was (git's "racy"
@@ -149,12 +147,7 @@ def _installed(package: str) -> bytes:
 
 def code_digest() -> str:
     """sha256 of what turns bytes into an :class:`Extract` (see the module's docstring)."""
-    h = hashlib.sha256()
-    for name in SOURCES:
-        h.update(name.encode() + b"\0")
-        with contextlib.suppress(OSError):
-            h.update((_PACKAGE / name).read_bytes())
-        h.update(b"\0")
+    h = hashlib.sha256(verdict_cache.source_digest(SOURCES).encode("ascii") + b"\0")
     h.update(sys.version.encode() + b"\0")
     h.update(_installed("pyromark"))
     return h.hexdigest()

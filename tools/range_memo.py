@@ -36,9 +36,7 @@ are removed. A link on the way turns the memo off; every failure to read or writ
 from __future__ import annotations
 
 import contextlib
-import functools
 import hashlib
-import importlib.util
 import json
 import os
 from dataclasses import dataclass, field
@@ -76,22 +74,6 @@ MODULES = (
     "tools.git.parsers",
     __name__,
 )
-
-
-@functools.lru_cache(maxsize=1)
-def code_digest() -> str:
-    """sha256 of the source of :data:`MODULES`, found without importing them (a run may
-    look for a memo before the gate's module is loaded); one that cannot be read adds its
-    name alone."""
-    h = hashlib.sha256()
-    for name in MODULES:
-        h.update(name.encode() + b"\0")
-        spec = importlib.util.find_spec(name)
-        if spec is not None and spec.origin:
-            with contextlib.suppress(OSError):
-                h.update(Path(spec.origin).read_bytes())
-        h.update(b"\0")
-    return h.hexdigest()
 
 
 @dataclass
@@ -137,7 +119,7 @@ def _prefix(ctx: Context, gate: str) -> bytes:
     parts = [
         "tools-range/1",
         __version__,
-        code_digest(),
+        verdict_cache.code_digest(MODULES),
         gate,
         verdict_cache.digest(inputs),
         "",

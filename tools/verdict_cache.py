@@ -47,7 +47,6 @@ import functools
 import hashlib
 import json
 import os
-import sys
 import time
 import weakref
 from collections.abc import Callable, Iterable
@@ -116,20 +115,36 @@ def common_dir(git_dir: Path) -> Path:
     return (found if found.is_absolute() else git_dir / found).resolve()
 
 
-@functools.lru_cache(maxsize=8)
-def code_digest(modules: tuple[str, ...]) -> str:
-    """sha256 of the source of ``modules`` (imported module names); a module whose source
-    cannot be read adds its name alone."""
+_PACKAGE = Path(__file__).resolve().parent
+
+
+@functools.lru_cache(maxsize=16)
+def source_digest(files: tuple[str, ...]) -> str:
+    """sha256 of the package's own ``files`` (paths inside it: ``gates/trailers.py``,
+    ``data/defaults.yaml``), read without importing them: what every cache key of the package
+    names of the code and data that make its value. A file that cannot be read adds its name
+    alone."""
     h = hashlib.sha256()
-    for name in modules:
+    for name in files:
         h.update(name.encode() + b"\0")
-        module = sys.modules.get(name)
-        path = getattr(module, "__file__", None)
-        if path:
-            with contextlib.suppress(OSError):
-                h.update(Path(path).read_bytes())
+        with contextlib.suppress(OSError):
+            h.update((_PACKAGE / name).read_bytes())
         h.update(b"\0")
     return h.hexdigest()
+
+
+def module_file(module: str) -> str:
+    """The file of the package's module ``module`` (``tools.gates.trailers``), as a path
+    inside the package (``gates/trailers.py``; a package's ``__init__.py``)."""
+    inner = module.partition(".")[2].replace(".", "/")
+    if inner and (_PACKAGE / f"{inner}.py").is_file():
+        return f"{inner}.py"
+    return f"{inner}/__init__.py" if inner else "__init__.py"
+
+
+def code_digest(modules: tuple[str, ...]) -> str:
+    """:func:`source_digest` of the package's ``modules`` (dotted names)."""
+    return source_digest(tuple(module_file(name) for name in modules))
 
 
 def digest(inputs: object) -> str:
