@@ -246,3 +246,40 @@ def test_a_fresh_process_finds_the_kept_range(
     assert not any(c.startswith("merge-base") for c in ran), ran
     plain = subprocess.run([*command, "--no-cache"], cwd=repo.path, capture_output=True)
     assert again.stdout == plain.stdout
+
+
+WATCH = """
+import sys
+from tools import gates
+from tools.context import Context
+from tools.options import Options
+
+seen = []
+
+
+class Watching(Context):
+    def _read_range(self):
+        seen.append("tools.gates.style" in sys.modules)
+        return super()._read_range()
+
+
+opts = Options(range_run=True, range_paths=False, range_memo=("style",), bare_ok=True)
+ctx = Watching(opts)
+assert "tools.gates.style" not in sys.modules
+gates.prefetch(["style"], ctx)
+print(seen, ctx.range.prior is not None)
+"""
+
+
+def test_the_gate_s_rules_are_declared_before_its_range_is_read(
+    branch: Path, tmp_path: Path
+) -> None:
+    """A kept range is believed only with rules its gate declares, and the range is read on
+    a thread: the gate's module is loaded before that thread starts, whatever the timing."""
+    repo = copy_of(branch, tmp_path / "repo")
+    configure(repo, {})
+    same_as_without(repo, "style")  # keeps the range
+    ran = subprocess.run(
+        [sys.executable, "-c", WATCH], cwd=repo.path, capture_output=True, text=True, check=True
+    )
+    assert ran.stdout.split() == ["[True]", "True"], ran.stdout + ran.stderr

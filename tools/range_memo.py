@@ -44,8 +44,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tools import verdict_cache
-from tools.report import GateResult
-from tools.report.registry import SEVERITIES, lookup
+from tools.report import Finding, GateResult, Rule
+from tools.report.registry import SEVERITIES, declared
 
 if TYPE_CHECKING:
     from tools.context import Context, RangeSelection
@@ -258,27 +258,28 @@ def _result(data: Any, gate: str) -> GateResult | None:
         return None
     if not all(type(v) is int and v >= 0 for v in stats.values()):
         return None
+    rules = declared().get(gate, {})
     result = GateResult(gate)
     result.stats = stats
     for row in rows:
-        if not _row_ok(row, gate):
+        if not _row_ok(row, rules):
             return None
         rule, severity, message, commit, line = row
-        result.add(rule, message, severity=severity, commit=commit, line=line)
+        result.findings.append(Finding(rule, severity, message, commit=commit, line=line))
     return result
 
 
-def _row_ok(row: Any, gate: str) -> bool:
-    # ``lookup`` knows the rules of a gate whose module is loaded: the context's check of the
-    # config's rule ids (tools.severities) loads every gate before any range is read.
+def _row_ok(row: Any, rules: dict[str, Rule]) -> bool:
+    # The gate's rules are declared once its module is loaded: tools.gates.prefetch loads the
+    # gates of a run that keeps a memo before the range's thread looks for one.
     if not isinstance(row, list) or len(row) != 5:
         return False
     rule, severity, message, commit, line = row
     return (
-        isinstance(rule, str)
-        and lookup(gate, rule) is not None
+        type(rule) is str
+        and rule in rules
         and severity in SEVERITIES
-        and isinstance(message, str)
+        and type(message) is str
         and (commit is None or _is_sha(commit))
         and (line is None or type(line) is int)
     )

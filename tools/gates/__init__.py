@@ -66,6 +66,12 @@ def prefetch(names: Sequence[str], ctx: Context) -> None:
     does). What a prefetch cannot start (a config or ref error) is left to the gate's run,
     which meets it again where it did before and reports it the same way. The gates whose
     reads keep git longest start first (:data:`_LONG_READS`), ahead of importing the rest."""
+    if ctx.opts.range_memo:
+        # A kept range (tools.range_memo) is believed only with findings of the rules its gate
+        # declares, which a gate does as its module loads: loaded before the range's thread
+        # looks for one, or it could find the rules undeclared and read the range whole.
+        for name in names:
+            module(name)
     if ctx.opts.range_run:
         ctx.prefetch_range()
     for name in sorted(names, key=lambda n: n not in _LONG_READS):  # stable: else in order
