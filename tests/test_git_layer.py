@@ -515,3 +515,24 @@ def test_config_items_of_a_section_agree_with_git_config_get_regexp(repo: Repo) 
     want = [tuple(line.split(" ", 1)) for line in listed.splitlines()]
     assert Git(repo.path).config_items("i18n") == want
     assert Git(repo.path).config_items("nothing") == []
+
+
+def test_refs_resolved_ahead_answer_as_one_by_one(repo: Repo) -> None:
+    """resolve_ahead asks git once for several refs; whatever it keeps is what resolve would
+    have answered for each ref alone, and what it cannot answer is asked alone."""
+    repo.commit("First\n\nBody.\n")
+    repo.git("tag", "-a", "v1", "-m", "tagged")
+    repo.commit("Second\n\nBody.\n", {"a.txt": "a\n"})
+    repo.git("branch", "side", "HEAD~1")
+    refs = [
+        "HEAD", "HEAD~1", "main", "side", "v1", "nope", "HEAD..side", "side...HEAD", "^side",
+        "HEAD^{tree}", ":/First", "HEAD^@", "HEAD^!", "a.txt", "", "-q", "@{-1}",
+        repo.head()[:10], repo.head(),
+    ]  # fmt: skip
+    alone = {ref: Git(repo.path).resolve(ref) for ref in refs}
+    assert alone["v1"] == repo.head("HEAD~1") and alone["nope"] is None
+    for first in refs:
+        for second in refs:
+            git = Git(repo.path)
+            git.resolve_ahead([first, second, "HEAD"])
+            assert (git.resolve(first), git.resolve(second)) == (alone[first], alone[second])

@@ -98,6 +98,9 @@ class Context:
         # Each judged commit's message as both message gates read it (tools.message_reading).
         self.readings: dict[str, Reading] = {}
         self.git = git if git is not None else Git(opts.repo, bare_ok=opts.bare_ok)
+        if opts.range_memo:
+            # A kept range's key names the repository's i18n settings: listed meanwhile.
+            self.git.prefetch_config()
         self.root: Path = self.git.root
         if opts.commit and (opts.staged or opts.base or opts.head):
             raise UsageError("--commit cannot be combined with --staged, --base or --head")
@@ -127,6 +130,11 @@ class Context:
         self.config: ProtocolConfig = protocol_config(self.config_data)
         config_mod.apply_limits(self.config)
         severities.check(self.config, self.config_source)
+        if opts.range_run and not opts.commit and not opts.staged:
+            # Its base and its head resolved by one git process; the objects' reader started
+            # for the protocol pseudo-gate, which reads the merge base's config at the end.
+            self.git.resolve_ahead([opts.base or self.config.base, opts.head or "HEAD"])
+            self.git.prefetch_objects()
         # A ref the user named explicitly must resolve, whichever gates end up running.
         for flag, ref in (("--base", opts.base), ("--head", opts.head), ("--commit", opts.commit)):
             if ref is not None and self.git.resolve(ref) is None:

@@ -105,6 +105,7 @@ class Git:
         self._attributes_from: str | None = None
         self._attribute_dir: TemporaryDirectory[str] | None = None  # made on first use
         self._config: dict[str, str] | None = None  # git config --list, read on first use
+        self._pending_config: Background[dict[str, str]] | None = None
 
     # -- where git keeps its state ----------------------------------------------------------
     @property
@@ -134,18 +135,33 @@ class Git:
         """``git config --get KEY`` (None when unset), for the few keys the package reads:
         the whole configuration is listed once per repository and kept."""
         if self._config is None:
-            status, out = self.run("config", "--list", "-z", ok=(0, 1))
-            found: dict[str, str] = {}
-            for record in out.split(b"\0") if status == 0 else []:
-                name, newline, value = decode(record).partition("\n")
-                if name:  # a name without a value (``[core] x``) reads as "" here, as --get
-                    found[name] = value if newline else ""
-            self._config = found
+            pending = self._pending_config
+            self._config = pending.result() if pending is not None else self._list_config()
         section, _, rest = key.partition(".")
         # Section and variable names are case-insensitive; a subsection keeps its case.
         base, dot, name = rest.rpartition(".")
         canonical = f"{section.lower()}.{base}{dot}{name.lower()}" if rest else key.lower()
         return self._config.get(canonical)
+
+    def prefetch_objects(self) -> None:
+        """Start the persistent ``cat-file --batch`` now, for a run that will read objects
+        (a range run's ``protocol`` pseudo-gate reads the merge base's config)."""
+        self._batch.start()
+
+    def prefetch_config(self) -> None:
+        """Start listing the configuration on a thread, for a run that will ask for a
+        setting: git then works while the run loads its config and resolves its refs."""
+        if self._config is None and self._pending_config is None:
+            self._pending_config = Background(self._list_config)
+
+    def _list_config(self) -> dict[str, str]:
+        status, out = self.run("config", "--list", "-z", ok=(0, 1))
+        found: dict[str, str] = {}
+        for record in out.split(b"\0") if status == 0 else []:
+            name, newline, value = decode(record).partition("\n")
+            if name:  # a name without a value (``[core] x``) reads as "" here, as --get
+                found[name] = value if newline else ""
+        return found
 
     # -- running git ------------------------------------------------------------------------
     def run(
@@ -239,6 +255,31 @@ class Git:
                     )
                     self._resolved[ref] = out.decode().strip() if status == 0 else None
             return self._resolved[ref]
+
+    def resolve_ahead(self, refs: Sequence[str]) -> None:
+        """Resolve ``refs`` in one git process where one can, so that :meth:`resolve` answers
+        them from memory (a range run asks for its base and its head: one start of git, not
+        two). Only an answer of one commit id per ref, and a zero exit, is kept; anything else
+        (a ref that does not resolve, a range like ``a..b``) is left to :meth:`resolve`, which
+        asks for that ref alone as before."""
+        todo = [r for r in dict.fromkeys(refs) if r and not r.startswith("-")]
+        with self._resolving:
+            todo = [r for r in todo if r not in self._resolved]
+        if len(todo) < 2:
+            return
+        status, out = self.run(
+            "rev-parse",  # no ref here starts with "-": read as a revision, never an option
+            *(f"{r}^{{commit}}" for r in todo),
+            "--",
+            ok=(0, 1, 128),
+        )
+        # One line per ref, then the ``--`` that ends them, echoed.
+        found = out.decode("ascii", "replace").split("\n")[:-2] if status == 0 else []
+        if len(found) != len(todo) or not all(_commit_id(sha) for sha in found):
+            return
+        with self._resolving:
+            for ref, sha in zip(todo, found, strict=True):
+                self._resolved.setdefault(ref, sha)
 
     def head(self) -> str | None:
         return self.resolve("HEAD")
@@ -877,6 +918,10 @@ _PATCH_FIXED = (
     "--src-prefix=a/",
     "--dst-prefix=b/",
 )
+
+
+def _commit_id(text: str) -> bool:
+    return len(text) in (40, 64) and not text.strip("0123456789abcdef")
 
 
 def _discover(

@@ -207,14 +207,22 @@ class CatFile:
         self._proc: subprocess.Popen[bytes] | None = None
         self._lock = threading.Lock()
 
+    def start(self) -> None:
+        """Start the process now, for a run that will ask: git starts while the run works."""
+        with self._lock:
+            self._started()
+
+    def _started(self) -> subprocess.Popen[bytes]:
+        if self._proc is None:
+            mode = "--batch-check" if self._check else "--batch"
+            self._proc = git_popen(self._cwd, "cat-file", mode, repository=True)
+            weakref.finalize(self, _stop, self._proc)
+        return self._proc
+
     def ask(self, spec: str) -> Answer | None:
         """(object id, type, size, contents) of the object ``spec`` names, or None."""
         with self._lock:
-            if self._proc is None:
-                mode = "--batch-check" if self._check else "--batch"
-                self._proc = git_popen(self._cwd, "cat-file", mode, repository=True)
-                weakref.finalize(self, _stop, self._proc)
-            stdin, stdout = batch_pipes(self._proc)
+            stdin, stdout = batch_pipes(self._started())
             try:
                 stdin.write(encode(spec) + b"\n")
                 stdin.flush()
