@@ -388,25 +388,7 @@ class Git:
         Only ``paths`` are diffed, so a commit's unrelated changes cost nothing; a caller
         names both sides of a rename, so that git still pairs them."""
         found: dict[str, dict[str, list[bytes]]] = {}
-        if not commits or not paths:
-            return found
-        stdin = "".join(f"{sha}\n" for sha in commits).encode("ascii")
-        for chunk in argv_chunks(paths):
-            raw = self.out(
-                *_DIFF_FIXED,
-                "diff-tree",
-                "--stdin",
-                "--root",
-                "-r",
-                "-M",
-                "-p",
-                "-U0",
-                *_PATCH_FIXED,
-                "--",
-                *chunk,
-                input=stdin,
-                attributes=True,
-            )
+        for raw in self._commit_diffs(commits, paths, "--root"):
             for sha, per_path in parse_added_lines(raw, commits=True).items():
                 into = found.setdefault(sha or "", {})
                 for path, lines in per_path.items():
@@ -419,11 +401,21 @@ class Git:
         ``diff-tree --stdin`` pass (one more per 64 KiB of paths). Hunks are never joined
         by context (``--inter-hunk-context=0``, whatever the user's config says)."""
         found: list[PathPatch] = []
+        extra = ("--inter-hunk-context=0", "--full-index")
+        for raw in self._commit_diffs(commits, paths, *extra):
+            found.extend(parse_path_patches(raw))
+        return found
+
+    def _commit_diffs(
+        self, commits: Sequence[str], paths: Sequence[str], *extra: str
+    ) -> Iterator[bytes]:
+        """The ``-U0`` patches of ``paths`` in ``commits``, renames paired: one ``diff-tree
+        --stdin`` output per 64 KiB of paths (none when either is empty)."""
         if not commits or not paths:
-            return found
+            return
         stdin = "".join(f"{sha}\n" for sha in commits).encode("ascii")
         for chunk in argv_chunks(paths):
-            raw = self.out(
+            yield self.out(
                 *_DIFF_FIXED,
                 "diff-tree",
                 "--stdin",
@@ -431,16 +423,13 @@ class Git:
                 "-M",
                 "-p",
                 "-U0",
-                "--inter-hunk-context=0",
-                "--full-index",
+                *extra,
                 *_PATCH_FIXED,
                 "--",
                 *chunk,
                 input=stdin,
                 attributes=True,
             )
-            found.extend(parse_path_patches(raw))
-        return found
 
     def staged_added_lines(self, paths: Sequence[str]) -> dict[str, list[bytes]]:
         """The lines the index adds to ``paths`` relative to HEAD (or the empty tree)."""
