@@ -22,6 +22,19 @@ if TYPE_CHECKING:
     from tools.git import Commit
 
 
+# The modules whose code reads a commit's message for both message gates (cleanup, marker,
+# trailer block, lines, config patterns): each gate's cache keys name their source, beside
+# the gate's own module.
+READING_MODULES = (
+    "tools.commit_messages",
+    "tools.trailer_block",
+    __name__,
+    "tools.plain_message",
+    "tools.lines",
+    "tools.bounded",
+)
+
+
 class Reading:
     """A message's text and what is read of it, each read on first use. Callers must not
     change what it returns (it is shared)."""

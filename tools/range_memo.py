@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tools import verdict_cache
+from tools.message_reading import READING_MODULES
 from tools.report import Finding, GateResult, Rule
 from tools.report.registry import SEVERITIES, declared
 
@@ -63,12 +64,7 @@ STATS = ("commits", "side_commits", "fixups", "merges_skipped", "before_cutover"
 MODULES = (
     "tools.gates.trailers",
     "tools.gates.style",
-    "tools.commit_messages",
-    "tools.message_reading",
-    "tools.trailer_block",
-    "tools.plain_message",
-    "tools.lines",
-    "tools.bounded",
+    *READING_MODULES,
     "tools.gates.commit_range",
     "tools.context",
     "tools.git.parsers",

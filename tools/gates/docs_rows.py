@@ -18,7 +18,7 @@ rows a commit moved are then looked for only among the keys its hunks touched
 """
 
 import bisect
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import NamedTuple
 
 from tools import markdown
@@ -128,18 +128,27 @@ def _header(doc: markdown.Document, table: markdown.Table, seen: dict[str, int])
     return head_text, ordinal
 
 
-def read_rows(text: str, spec: RowSpec, *, headers: bool = False) -> list[MatrixRow]:
-    """The rows of every table of a matrix file, each with its table, key and state (the
-    header rows only when ``headers``)."""
-    doc = markdown.parse(text)
+def _tables(
+    doc: markdown.Document, spec: RowSpec
+) -> Iterator[tuple[markdown.Table, tuple[str, int], int | None]]:
+    """Each table of ``doc`` that has rows, with its name (:func:`_header`) and the index of
+    its state column (None: the spec names none, or the header lacks it)."""
     seen: dict[str, int] = {}
-    out: list[MatrixRow] = []
     for table in doc.tables:
         if not table.rows:
             continue
         ident = _header(doc, table, seen)
         head = table.rows[0]
-        index = _column(head, spec.state_column) if spec.state_column is not None else None
+        column = _column(head, spec.state_column) if spec.state_column is not None else None
+        yield table, ident, column
+
+
+def read_rows(text: str, spec: RowSpec, *, headers: bool = False) -> list[MatrixRow]:
+    """The rows of every table of a matrix file, each with its table, key and state (the
+    header rows only when ``headers``)."""
+    doc = markdown.parse(text)
+    out: list[MatrixRow] = []
+    for table, ident, index in _tables(doc, spec):
         for row in table.rows:
             if row.header and not headers:
                 continue
@@ -280,16 +289,10 @@ def parse_version(text: str, spec: RowSpec) -> Version:
     raw = text.split("\n")
     if raw[-1] == "":
         raw.pop()  # a final newline ends the last line and starts none
-    seen: dict[str, int] = {}
     tables: list[Table] = []
     refs = False
-    for table in doc.tables:
-        if not table.rows:
-            continue
-        ident = _header(doc, table, seen)
-        head = table.rows[0]
-        column = _column(head, spec.state_column) if spec.state_column is not None else None
-        if isinstance(spec.state_column, str) and any("[" in cell for cell in head.cells):
+    for table, ident, column in _tables(doc, spec):
+        if isinstance(spec.state_column, str) and any("[" in c for c in table.rows[0].cells):
             refs = True
         rows: list[Body] = []
         offsets: list[int] = []

@@ -23,7 +23,7 @@ from tools.commit_messages import (
 )
 from tools.config_model import StyleConfig
 from tools.gates.commit_range import RANGE_EMPTY
-from tools.message_reading import Reading
+from tools.message_reading import READING_MODULES, Reading
 from tools.report import GateResult, Rule, Severity, declare
 from tools.trailer_block import SPACE, is_blank
 
@@ -151,15 +151,7 @@ def _body(reading: Reading, subject_line: int, marker: str | None, emit: Emit) -
 # subject-length severity) or deciding whether the gate runs. Every other key is in the key.
 _APPLIED_AFTER = frozenset({"enabled", "subject_length"})
 # The modules whose code computes a verdict: their source is in the key.
-JUDGING_MODULES = (
-    __name__,
-    "tools.commit_messages",
-    "tools.trailer_block",
-    "tools.message_reading",
-    "tools.plain_message",
-    "tools.lines",
-    "tools.bounded",
-)
+JUDGING_MODULES = (__name__, *READING_MODULES)
 
 
 def open_cache(ctx: Context, subjects: list[Subject]) -> verdict_cache.VerdictCache | None:

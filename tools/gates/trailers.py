@@ -30,7 +30,7 @@ from tools.errors import UsageError
 from tools.gates.commit_range import RANGE_EMPTY
 from tools.git import Commit
 from tools.lines import split_lines
-from tools.message_reading import Reading
+from tools.message_reading import READING_MODULES, Reading
 from tools.plain_message import plain_trailers
 from tools.report import GateResult, Rule, declare
 from tools.trailer_block import SPACE, Block, Trailer, find_block, is_blank
@@ -760,15 +760,7 @@ def _merge_hint(emit: Emit) -> Emit:
 # each unit). Every other key of the section, present or future, is in the key.
 _APPLIED_AFTER = frozenset({"enabled", "merges", "fixups", "first_parent", "cutover", "exceptions"})
 # The modules whose code computes a verdict: their source is in the key.
-JUDGING_MODULES = (
-    __name__,
-    "tools.commit_messages",
-    "tools.trailer_block",
-    "tools.message_reading",
-    "tools.plain_message",
-    "tools.lines",
-    "tools.bounded",
-)
+JUDGING_MODULES = (__name__, *READING_MODULES)
 
 
 def open_cache(ctx: Context, subjects: list[Subject]) -> verdict_cache.VerdictCache | None:
