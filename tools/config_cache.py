@@ -98,7 +98,8 @@ def get(cache: Path | None, name: str) -> dict[str, Any] | None:
         return None
     try:
         found = json.loads(payload)
-    except ValueError:  # a checksum that matches a payload that is not JSON: not ours
+    # A checksum that matches a payload that is not JSON (or nests past the parser): not ours.
+    except (ValueError, RecursionError):
         return None
     return found if isinstance(found, dict) else None
 

@@ -230,7 +230,7 @@ def _read(folder: Path, key: str, gate: str) -> tuple[str, GateResult] | None:
         return None
     try:
         data = json.loads(payload)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     if not isinstance(data, dict) or not _is_sha(merge_base := data.pop("merge_base", None)):
         return None

@@ -254,7 +254,7 @@ class VerdictCache:
             return None
         try:
             raw = json.loads(payload)
-        except ValueError:
+        except (ValueError, RecursionError):
             return None
         return self._data(raw)
 
@@ -282,7 +282,7 @@ class VerdictCache:
             return []
         try:
             raw = json.loads(payload)
-        except ValueError:
+        except (ValueError, RecursionError):
             return None
         return self._findings(raw)
 
