@@ -111,3 +111,22 @@ def test_the_shared_reading_finds_git_s_trailer_block(text: str) -> None:
     assert fields(reading.trailer_block(MARKER)) == fields(find_block(text))
     assert fields(reading.trailer_block(None)) == fields(find_block(text))
     assert reading.lines is reading.lines  # read once
+
+
+def test_a_fifo_or_a_link_planted_in_the_cache_is_not_read(tmp_path: Path) -> None:
+    import os
+
+    from tools import verdict_cache
+
+    real = tmp_path / "real"
+    real.write_bytes(b"x")
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)  # a read of it would wait for a writer for ever
+    link = tmp_path / "link"
+    link.symlink_to(real)
+    assert verdict_cache.read_entry(real) == b"x"
+    assert verdict_cache.read_entry(fifo) is None
+    assert verdict_cache.read_entry(link) is None
+    assert verdict_cache.read_entry(tmp_path / "absent") is None
+    assert range_memo._read(tmp_path, "fifo", "style") is None
+    assert config_cache.get(tmp_path, "fifo") is None

@@ -86,9 +86,8 @@ def get(cache: Path | None, name: str) -> dict[str, Any] | None:
     """The config kept under key ``name``, verified; None: none, or one not to be trusted."""
     if cache is None:
         return None
-    try:
-        data = (cache / name).read_bytes()
-    except OSError:
+    data = verdict_cache.read_entry(cache / name)
+    if data is None:
         return None
     start = len(HEADER) + _CHECK + 1
     if not data.startswith(HEADER) or data[start - 1 : start] != b"\n":

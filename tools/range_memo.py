@@ -218,11 +218,8 @@ def _payload(merge_base: str, result: GateResult) -> bytes | None:
 
 def _read(folder: Path, key: str, gate: str) -> tuple[str, GateResult] | None:
     """The merge base and the result a memo file holds, if it is whole and right."""
-    try:
-        raw = (folder / key).read_bytes()
-    except OSError:
-        return None
-    if not raw.startswith(HEADER) or not raw.endswith(b"\n"):
+    raw = verdict_cache.read_entry(folder / key)
+    if raw is None or not raw.startswith(HEADER) or not raw.endswith(b"\n"):
         return None
     checksum, _, payload = raw[len(HEADER) : -1].partition(b" ")
     expected = hashlib.sha256(key.encode("ascii") + b" " + payload).hexdigest()

@@ -47,6 +47,7 @@ import functools
 import hashlib
 import json
 import os
+import stat
 import time
 import weakref
 from collections.abc import Callable, Iterable
@@ -100,6 +101,18 @@ def message_encoding(git: Git) -> str:
         items = git.config_items("i18n")  # the repository's one config listing
         found = _ENCODINGS[git] = "".join(f"{name} {value}\n" for name, value in items)
     return found
+
+
+def read_entry(path: Path) -> bytes | None:
+    """The bytes of a cache file: a regular file, not a link, a FIFO or a device planted in
+    the folder (a read of which could block, or never end); None for anything else, or one
+    that cannot be read."""
+    try:
+        if not stat.S_ISREG(os.lstat(path).st_mode):
+            return None
+        return path.read_bytes()
+    except OSError:
+        return None
 
 
 def common_dir(git_dir: Path) -> Path:
@@ -212,10 +225,9 @@ class VerdictCache:
         lines = self._lines
         for name in names:
             path = self._folder / name
-            try:
-                data = path.read_bytes()
-            except OSError:
-                continue  # removed by a concurrent compaction: its entries are elsewhere
+            data = read_entry(path)
+            if data is None:
+                continue  # removed by a concurrent compaction (its entries are elsewhere)
             self._segments.append((path, len(data)))
             if not data.startswith(HEADER):
                 continue  # not a segment of this format: evicted at the next compaction
