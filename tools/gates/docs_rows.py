@@ -27,7 +27,9 @@ from tools.lazy_regex import LazyRegex
 
 _ONE_CODE = LazyRegex(r"`([^`]+)`")  # a cell that is one single-backtick code span
 # A delimiter row as written: pipes, colons, dashes and blanks (and a CRLF file's CR).
-_DELIMITER = LazyRegex(r"[ \t]*\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*\|?[ \t]*\r?")
+# Each run of blanks stands alone (never two blank runs side by side): a line that does not
+# match fails in linear time, not after trying every split of its blanks between two runs.
+_DELIMITER = LazyRegex(r"[ \t]*(?:\|[ \t]*)?:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)*(?:\|[ \t]*)?\r?")
 
 
 class RowSpec(NamedTuple):
